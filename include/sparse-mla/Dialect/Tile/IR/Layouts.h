@@ -1,0 +1,77 @@
+//===- Layouts.h - Where tile elements live ---------------------*- C++ -*-===//
+//
+// The thread/element geometry of the register layouts and the byte geometry
+// of the shared layouts. Verifiers, the layout pass and the lowering all ask
+// these functions, so the three agree by construction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SPARSE_MLA_DIALECT_TILE_IR_LAYOUTS_H
+#define SPARSE_MLA_DIALECT_TILE_IR_LAYOUTS_H
+
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "llvm/ADT/SmallVector.h"
+#include <array>
+
+namespace sparse_mla::tile {
+
+/// The elements one thread holds. Element `i` has coordinates
+/// `base(thread) + offsets[i]` (one coordinate per tile dimension, stored in
+/// the leading entries). Consecutive elements whose last coordinate grows by
+/// one form runs of `vector` elements.
+struct ThreadElements {
+  unsigned rank = 0;
+  llvm::SmallVector<std::array<int64_t, 2>> offsets;
+  unsigned vector = 1;
+};
+
+/// Formula for a thread's base coordinate along one tile dimension:
+/// `((tid / divisor) % modulus) * scale + warpScale * (tid / 32)`.
+/// A modulus of 0 means no modulus.
+struct BaseTerm {
+  int64_t divisor = 1, modulus = 0, scale = 0, warpScale = 0;
+};
+
+/// Describes how `layout` spreads a tile of `shape` over the 128 threads of a
+/// warpgroup, or fails with a message if the shape does not fit the layout.
+llvm::FailureOr<ThreadElements>
+getThreadElements(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape,
+                  std::string *why = nullptr);
+
+/// The base formula of each tile dimension (rank terms).
+llvm::SmallVector<BaseTerm, 2> getBaseTerms(mlir::Attribute layout,
+                                            unsigned rank);
+
+/// For a 1-D sliced layout: the formula whose value is zero on exactly one of
+/// the threads holding each element (the thread that stores it).
+BaseTerm getReplicaTerm(SliceLayoutAttr slice);
+
+/// Lane masks to butterfly over when reducing a 2-D tile along `dim`
+/// (after the in-thread reduction), or failure if the reduction crosses warps.
+llvm::FailureOr<llvm::SmallVector<unsigned>>
+getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
+
+/// The blocked layout for 16-byte accesses to a 2-D tile of `shape` with
+/// `elementBytes`-byte elements, or null if none fits.
+BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
+                                     llvm::ArrayRef<int64_t> shape,
+                                     unsigned elementBytes);
+
+/// Byte offset of element (row, col) in a shared tile of `layout`, swizzle
+/// applied. The tile must start at a multiple of `8 * swizzle` bytes.
+int64_t getSharedByteOffset(SharedLayoutAttr layout, unsigned elementBytes,
+                            int64_t row, int64_t col);
+
+/// The shared layout the layout pass gives a fresh allocation: the widest
+/// swizzle (128, 64 or 32 bytes) that divides the row, blocks of 8-row atoms.
+SharedLayoutAttr getDefaultSharedLayout(mlir::MLIRContext *ctx,
+                                        llvm::ArrayRef<int64_t> shape,
+                                        unsigned elementBytes);
+
+/// Bytes one stage of a shared tile occupies (rounded up to 1024).
+int64_t getSharedTileBytes(SmemTileType type);
+
+unsigned getElementBytes(mlir::Type type);
+
+} // namespace sparse_mla::tile
+
+#endif

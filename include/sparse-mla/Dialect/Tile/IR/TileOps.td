@@ -1,0 +1,375 @@
+//===- TileOps.td - Operations of the tile dialect ---------*- tablegen -*-===//
+#ifndef SPARSE_MLA_TILE_OPS
+#define SPARSE_MLA_TILE_OPS
+
+include "sparse-mla/Dialect/Tile/IR/TileTypes.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+
+def Tile_RegTile : Type<CPred<"::llvm::isa<::sparse_mla::tile::RegTileType>($_self)">,
+    "register tile", "::sparse_mla::tile::RegTileType">;
+def Tile_SmemTile : Type<CPred<"::llvm::isa<::sparse_mla::tile::SmemTileType>($_self)">,
+    "shared-memory tile", "::sparse_mla::tile::SmemTileType">;
+def Tile_Token : Type<CPred<"::llvm::isa<::sparse_mla::tile::TokenType>($_self)">,
+    "async copy token", "::sparse_mla::tile::TokenType"> {
+  let builderCall = "::sparse_mla::tile::TokenType::get($_builder.getContext())";
+}
+def Tile_RegOrSmemTile : AnyTypeOf<[Tile_RegTile, Tile_SmemTile]>;
+
+//===----------------------------------------------------------------------===//
+// Kernels and launch geometry
+//===----------------------------------------------------------------------===//
+
+def Tile_KernelOp : Tile_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, Symbol,
+    SingleBlockImplicitTerminator<"ReturnOp">]> {
+  let summary = "A GPU kernel written with warpgroup tiles";
+  let description = [{
+    A kernel launched on a grid of CTAs of `warpgroups` x 128 threads. Its
+    arguments are global tensors (memrefs with the identity layout, rows
+    contiguous) and scalars. Every warpgroup runs the body; shared tiles
+    are common to the CTA.
+
+    ```mlir
+    tile.kernel @postprocess(%ws: memref<?x?xf32>, %out: memref<?x?xbf16>)
+        warpgroups(1) { ... }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<4>]>:$warpgroups,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    /// Threads of one CTA.
+    int64_t getNumThreads() { return 128 * getWarpgroups(); }
+  }];
+}
+
+def Tile_ReturnOp : Tile_Op<"return", [Pure, Terminator, HasParent<"KernelOp">]> {
+  let summary = "Ends a tile kernel";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
+  let summary = "Index of the CTA in the grid";
+  let arguments = (ins Tile_DimAttr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_WarpgroupIdOp : Tile_Op<"warpgroup_id", [Pure]> {
+  let summary = "Index of the executing warpgroup within the CTA";
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Register tiles: creation and elementwise math
+//===----------------------------------------------------------------------===//
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure,
+    TypesMatchWith<"value type is the tile element type", "result", "value",
+                   "::llvm::cast<RegTileType>($_self).getElementType()">]> {
+  let summary = "A register tile with every element equal to a scalar";
+  let arguments = (ins AnyType:$value);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def Tile_MapOp : Tile_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Elementwise function of register tiles of one shape";
+  let description = [{
+    Applies the scalar body to corresponding elements of all operands. The
+    body takes one scalar per operand and yields the result element; it may
+    use `arith` and `math` operations and values defined above.
+
+    ```mlir
+    %p = tile.map %s, %lse : !tile.reg<64x32xf32>, !tile.reg<64x32xf32>
+        -> !tile.reg<64x32xf32> {
+    ^bb0(%x: f32, %l: f32):
+      %e = arith.subf %x, %l : f32
+      %r = math.exp2 %e : f32
+      tile.yield %r : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Tile_RegTile>:$inputs);
+  let results = (outs Tile_RegTile:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["MapOp", "PipelinedForOp"]>]> {
+  let summary = "Yields values from a tile region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "Repeats a 1-D tile along a new dimension";
+  let description = [{
+    `dim = 1` repeats a vector of per-row values across the columns of the
+    result; `dim = 0` repeats per-column values across the rows.
+  }];
+  let arguments = (ins Tile_RegTile:$source, ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$source `along` $dim attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "Reduces a 2-D tile along one dimension";
+  let description = [{
+    `dim = 1` reduces each row (across the columns) to one value.
+  }];
+  let arguments = (ins Tile_RegTile:$source, Tile_ReduceKindAttr:$kind,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$kind $source `along` $dim attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory <-> registers
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Loads a tile from a global tensor";
+  let description = [{
+    Reads the window of the memref that starts at `indices`; the tile's
+    dimensions cover the trailing memref dimensions. Where `bounds` are
+    given (one per tile dimension, absolute indices into those memref
+    dimensions), elements at or past the bound are not read and take the
+    value `pad`. The innermost bound must be a multiple of 8 elements.
+  }];
+  let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
+                       Variadic<Index>:$bounds, Optional<AnyType>:$pad);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` (`bounds` `[` $bounds^ `]`)? (`pad` $pad^)?
+    attr-dict `:` type($source) (`,` type($pad)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a tile into a global tensor";
+  let description = [{
+    Writes the tile into the window that starts at `indices`. Elements at
+    or past the `bounds` are not written. Of threads that hold the same
+    element of a sliced tile, one writes it.
+  }];
+  let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
+                       Variadic<Index>:$indices, Variadic<Index>:$bounds);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` (`bounds` `[` $bounds^ `]`)?
+    attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Atomically adds the rows of a tile into rows picked by index";
+  let description = [{
+    For each row `r` of the f32 tile, adds it to `dest[rows[r], column ..
+    column + N)` with relaxed global atomics (`red.global.add`). A negative
+    index skips the row: nothing is read or written for it. A repeated index
+    adds each time.
+  }];
+  let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
+                       Tile_RegTile:$rows, Index:$column);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $rows `,` $column `]` attr-dict `:`
+    type($value) `,` type($dest) `,` type($rows)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A shared-memory tile of the CTA";
+  let description = [{
+    Reserves shared memory for the lifetime of the kernel.
+    `tile-allocate-shared` gives it its byte `offset` in the CTA's dynamic
+    shared memory.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs Tile_SmemTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
+  let summary = "A view of part of a shared-memory tile";
+  let description = [{
+    The sub-tile at `offsets` with the result's shape. A 3-D ring of stages
+    may be sliced to a 2-D tile by giving the stage as the first offset.
+    Offsets into swizzled tiles must keep whole swizzle atoms (8 rows, one
+    column block); the layout pass checks constant offsets.
+  }];
+  let arguments = (ins Tile_SmemTile:$source, Variadic<Index>:$offsets);
+  let results = (outs Tile_SmemTile:$result);
+  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads a shared-memory tile into registers";
+  let arguments = (ins Tile_SmemTile:$source);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a register tile into a shared-memory tile";
+  let description = [{
+    Element types may differ only as f32 -> bf16/f16 (rounded to nearest
+    even), the usual step before a tile becomes a GEMM operand. The writes
+    are visible to other threads and to the tensor cores after the next
+    `tile.barrier`.
+  }];
+  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest);
+  let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def Tile_AsyncCopyOp : Tile_Op<"async_copy", [AttrSizedOperandSegments]> {
+  let summary = "Starts copying a window of a global tensor into shared memory";
+  let description = [{
+    Copies the `R x C` window of the two trailing memref dimensions that
+    starts at `indices` into `dest` with 16-byte `cp.async`. Rows at or past
+    `bound` (an absolute row index) are zero-filled and not read. The copy
+    is complete once its token has been waited for (`tile.wait`).
+  }];
+  let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
+                       Optional<Index>:$bound, Tile_SmemTile:$dest);
+  let results = (outs Tile_Token:$token);
+  let assemblyFormat = [{
+    $source `[` $indices `]` (`bound` $bound^)? `into` $dest attr-dict `:`
+    type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_GatherRowsOp : Tile_Op<"gather_rows", []> {
+  let summary = "Starts gathering rows of a global matrix by index into shared memory";
+  let description = [{
+    Row `r` of `dest` receives `source[rows[r], column .. column + C)` by
+    16-byte `cp.async`. A negative index zero-fills the row without reading
+    memory, so invalid slots (-1 padding, masked keys) cost no traffic and
+    never read out of bounds. The copy is complete once its token has been
+    waited for.
+  }];
+  let arguments = (ins AnyMemRef:$source, Tile_RegTile:$rows, Index:$column,
+                       Tile_SmemTile:$dest);
+  let results = (outs Tile_Token:$token);
+  let assemblyFormat = [{
+    $source `[` $rows `,` $column `]` `into` $dest attr-dict `:`
+    type($source) `,` type($rows) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_WaitOp : Tile_Op<"wait", []> {
+  let summary = "Waits until asynchronous copies are visible to the CTA";
+  let description = [{
+    Blocks until the copy that produced `token`, and every copy started
+    before it by this thread, is complete, then synchronizes the CTA so
+    that all threads see the data.
+  }];
+  let arguments = (ins Variadic<Tile_Token>:$tokens);
+  let assemblyFormat = "($tokens^)? attr-dict";
+}
+
+def Tile_AsyncWaitOp : Tile_Op<"async_wait", []> {
+  let summary = "Waits until at most `pending` groups of copies are in flight";
+  let description = [{
+    The form of `tile.wait` produced by software pipelining: this thread's
+    copies except the `pending` most recently started groups are complete.
+    It does not synchronize the CTA; a `tile.barrier` follows it.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def Tile_BarrierOp : Tile_Op<"barrier", []> {
+  let summary = "Synchronizes all threads of the CTA";
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor cores
+//===----------------------------------------------------------------------===//
+
+def Tile_GemmOp : Tile_Op<"gemm", [
+    TypesMatchWith<"accumulator and result have one type", "acc", "result", "$_self">]> {
+  let summary = "Matrix product on the tensor cores, accumulated in f32";
+  let description = [{
+    `result = acc + op(a) * op(b)` where `op(x)` is `x` or its transpose.
+    `a` is a shared tile or a register tile in the accumulator layout
+    (converted to bf16 with the `mma` layout), `b` a shared tile, both
+    bf16 or f16; `acc` is an f32 register tile. Each warpgroup computes its
+    own product on 64-row blocks: M is a multiple of 64, N a multiple of 8
+    up to 256, K a multiple of 16. Lowers to `wgmma.mma_async`.
+  }];
+  let arguments = (ins Tile_RegOrSmemTile:$a, Tile_SmemTile:$b, Tile_RegTile:$acc,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loops
+//===----------------------------------------------------------------------===//
+
+def Tile_PipelinedForOp : Tile_Op<"pipelined_for", [
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "A loop whose asynchronous copies run ahead of its compute";
+  let description = [{
+    Has the semantics of `scf.for`. The asynchronous copies at the head of
+    the body (and the index computations they need) are issued `stages - 1`
+    iterations ahead into a ring of `stages` buffers by
+    `tile-pipeline-loops`; with one stage, the copy for the next iteration
+    starts as soon as the last use of the buffer in the current one is
+    done.
+  }];
+  let arguments = (ins Index:$lowerBound, Index:$upperBound, Index:$step,
+                       Variadic<AnyType>:$initArgs,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<4>]>:$stages);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getInductionVar() { return getBody().getArgument(0); }
+    ::mlir::Block::BlockArgListType getRegionIterArgs() {
+      return getBody().getArguments().drop_front();
+    }
+  }];
+}
+
+#endif

@@ -1,0 +1,53 @@
+//===- Passes.td - Passes on the tile dialect --------------*- tablegen -*-===//
+#ifndef SPARSE_MLA_TILE_PASSES
+#define SPARSE_MLA_TILE_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Chooses thread layouts for register tiles and swizzles for shared tiles";
+  let description = [{
+    Gives every register tile without a layout one, starting from the ops
+    that fix it and spreading it through the ops that keep it:
+    GEMM accumulators are `#tile.mma`; gathers and copies read their row
+    indices as slices of the coalesced layout of their rows; loads with no
+    other constraint use 16-byte coalesced `#tile.blocked` layouts; maps,
+    loops and selects propagate layouts; reductions and broadcasts move
+    between a layout and its slices. A load or splat needed in two layouts
+    is rematerialized once per layout. Shared allocations get the widest
+    swizzle that divides their rows, and slices inherit the parent's.
+  }];
+  let dependentDialects = ["::sparse_mla::tile::TileDialect"];
+}
+
+def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Software-pipelines the asynchronous copies of tile.pipelined_for";
+  let description = [{
+    Rewrites each `tile.pipelined_for` into an `scf.for` whose copies run
+    ahead of the compute. The copies at the head of the body, with the index
+    computations they depend on, form the prefetch slice. With S stages the
+    destination allocations become rings of S buffers; the slice for the
+    first S-1 iterations is issued before the loop, and iteration i waits
+    for its own copies (`tile.async_wait S-2` and a barrier) and then issues
+    those of iteration i+S-1. With one stage, the copies of iteration i+1
+    start right after the last use of their buffers in iteration i.
+    Copies for iterations past the end are issued with all rows masked, so
+    every thread commits the same number of groups.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def TileAllocateSharedPass : Pass<"tile-allocate-shared", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Places the shared tiles of a kernel in its dynamic shared memory";
+  let description = [{
+    Gives each `tile.alloc` a 1024-byte aligned offset and records the total
+    as the kernel's `tile.shared_bytes` attribute. Fails with a diagnostic
+    when the kernel needs more than the 227 KiB a Hopper CTA may use.
+  }];
+  let options = [
+    Option<"limit", "limit", "int64_t", /*default=*/"232448",
+           "Bytes of shared memory one CTA may use">
+  ];
+}
+
+#endif

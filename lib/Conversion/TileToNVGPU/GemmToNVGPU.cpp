@@ -1,0 +1,148 @@
+//===- GemmToNVGPU.cpp - tile.gemm to wgmma.mma_async ---------------------===//
+//
+// A GEMM becomes, per 64-row block of the result, one chain of
+// wgmma.mma_async m64nNk16 over K, reading both operands from shared memory
+// through matrix descriptors. The descriptor of a tile follows from its
+// #tile.shared layout (CUTLASS's canonical GMMA layouts):
+//   K-major  (rows = M or N, K contiguous): SBO = 8 rows * pitch; stepping K
+//            by 16 moves the start address inside the swizzle row.
+//   MN-major (rows = K, M or N contiguous): LBO = stride of the column
+//            blocks, SBO = 8 rows * pitch; stepping K moves 16 rows down.
+//
+//===----------------------------------------------------------------------===//
+#include "Utils.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+/// Matrix descriptor of a shared tile read as a wgmma operand.
+struct OperandDescriptor {
+  SharedLayoutAttr layout;
+  unsigned elementBytes;
+  bool kMajor;
+  Value base; // descriptor (i64) of the tile's first element
+
+  static FailureOr<OperandDescriptor> get(OpBuilder &b, Location loc, Operation *op,
+                                          Value ptr, SmemTileType type,
+                                          bool kMajor) {
+    SharedLayoutAttr layout = type.getSharedLayout();
+    if (!layout || !layout.getSwizzle()) {
+      op->emitOpError("operand ") << type << " needs a swizzled shared layout";
+      return failure();
+    }
+    OperandDescriptor d{layout, getElementBytes(type.getElementType()), kMajor, {}};
+    int64_t sbo = 8 * layout.getPitch();
+    int64_t lbo = kMajor ? 16 : layout.getBlockStride();
+    int64_t mode = layout.getSwizzle() == 128 ? 1 : layout.getSwizzle() == 64 ? 2 : 3;
+    uint64_t fixed = (static_cast<uint64_t>(lbo >> 4) << 16) |
+                     (static_cast<uint64_t>(sbo >> 4) << 32) |
+                     (static_cast<uint64_t>(mode) << 62);
+    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, addr, i64Const(b, loc, 0x3FFFF)),
+        i64Const(b, loc, 4));
+    d.base = arith::OrIOp::create(b, loc, start,
+                                  i64Const(b, loc, static_cast<int64_t>(fixed)));
+    return d;
+  }
+
+  /// Descriptor of the block starting at (mn, k) in operand coordinates.
+  Value at(OpBuilder &b, Location loc, int64_t mn, int64_t k) const {
+    // In tile coordinates a K-major operand is [mn, k], an MN-major one [k, mn].
+    int64_t row = kMajor ? mn : k, col = kMajor ? k : mn;
+    int64_t x = col * elementBytes, w = layout.getSwizzle();
+    int64_t off = (x / w) * layout.getBlockStride() + row * layout.getPitch() + x % w;
+    if (off == 0)
+      return base;
+    return arith::AddIOp::create(b, loc, base, i64Const(b, loc, off >> 4));
+  }
+};
+
+static bool isZeroSplat(Value v) {
+  auto splat = v.getDefiningOp<SplatOp>();
+  if (!splat)
+    return false;
+  auto cst = splat.getValue().getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return f && f.getValue().isZero() && !f.getValue().isNegative();
+}
+
+struct GemmLowering : public OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = getContext();
+    if (isa<RegTileType>(op.getA().getType()))
+      return op.emitOpError("register A operands are not lowered yet");
+    auto aType = cast<SmemTileType>(op.getA().getType());
+    auto bType = cast<SmemTileType>(op.getB().getType());
+    auto accType = cast<RegTileType>(op.getAcc().getType());
+    int64_t m = accType.getShape()[0], n = accType.getShape()[1];
+    int64_t k = aType.getShape()[op.getTransposeA() ? 0 : 1];
+    // A is K-major unless transposed; B is K-major when transposed.
+    FailureOr<OperandDescriptor> da = OperandDescriptor::get(
+        rewriter, loc, op, adaptor.getA(), aType, !op.getTransposeA());
+    FailureOr<OperandDescriptor> db = OperandDescriptor::get(
+        rewriter, loc, op, adaptor.getB(), bType, op.getTransposeB());
+    if (failed(da) || failed(db))
+      return failure();
+    Type f32 = rewriter.getF32Type();
+    int64_t perBlock = n / 2; // accumulator registers per thread per 64 rows
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(perBlock, f32));
+    bool zeroInit = isZeroSplat(op.getAcc());
+    Value acc = adaptor.getAcc();
+    auto typeAttr = [&](Type t) {
+      return NVVM::WGMMATypesAttr::get(
+          ctx, t.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
+    };
+    auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
+    // NVVM spells the operand majorness as row/col: A row = K-major,
+    // B col = K-major.
+    auto layoutA = NVVM::MMALayoutAttr::get(
+        ctx, da->kMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col);
+    auto layoutB = NVVM::MMALayoutAttr::get(
+        ctx, db->kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+    auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    SmallVector<Value> results;
+    for (int64_t mb = 0; mb < m / 64; ++mb) {
+      Value s = LLVM::UndefOp::create(rewriter, loc, structType);
+      if (!zeroInit)
+        for (int64_t i = 0; i < perBlock; ++i)
+          s = LLVM::InsertValueOp::create(
+              rewriter, loc, s,
+              vector::ExtractOp::create(rewriter, loc, acc, mb * perBlock + i), i);
+      for (int64_t kk = 0; kk < k / 16; ++kk) {
+        auto scaleD = NVVM::WGMMAScaleOutAttr::get(
+            ctx, zeroInit && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                     : NVVM::WGMMAScaleOut::one);
+        s = NVVM::WgmmaMmaAsyncOp::create(
+            rewriter, loc, structType, s, da->at(rewriter, loc, 64 * mb, 16 * kk),
+            db->at(rewriter, loc, 0, 16 * kk), shape, typeAttr(aType.getElementType()),
+            typeAttr(bType.getElementType()),
+            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), scaleD,
+            scaleIn, scaleIn, layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+      }
+      for (int64_t i = 0; i < perBlock; ++i)
+        results.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, i));
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    auto vt = cast<VectorType>(getTypeConverter()->convertType(accType));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void sparse_mla::tile::populateGemmToNVGPUPatterns(TileTypeConverter &converter,
+                                                   RewritePatternSet &patterns) {
+  patterns.add<GemmLowering>(converter, patterns.getContext());
+}

@@ -1,0 +1,150 @@
+//===- Layouts.cpp - Where tile elements live -----------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+unsigned sparse_mla::tile::getElementBytes(Type type) {
+  return std::max<unsigned>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+static FailureOr<ThreadElements> fail(std::string *why, const Twine &msg) {
+  if (why)
+    *why = msg.str();
+  return failure();
+}
+
+FailureOr<ThreadElements>
+sparse_mla::tile::getThreadElements(Attribute layout, ArrayRef<int64_t> shape,
+                                    std::string *why) {
+  ThreadElements te;
+  te.rank = shape.size();
+  if (auto blocked = dyn_cast_if_present<BlockedLayoutAttr>(layout)) {
+    if (shape.size() != 2)
+      return fail(why, "#tile.blocked needs a 2-D tile");
+    int64_t v = blocked.getVector(), l = blocked.getLanes();
+    int64_t rowsPerPass = 128 / l, colsPerPass = l * v;
+    if (shape[0] % rowsPerPass || shape[1] % colsPerPass)
+      return fail(why, "#tile.blocked<vector = " + Twine(v) + ", lanes = " +
+                           Twine(l) + "> covers " + Twine(rowsPerPass) + "x" +
+                           Twine(colsPerPass) + " blocks, which do not tile " +
+                           Twine(shape[0]) + "x" + Twine(shape[1]));
+    for (int64_t k = 0; k < shape[0] / rowsPerPass; ++k)
+      for (int64_t m = 0; m < shape[1] / colsPerPass; ++m)
+        for (int64_t e = 0; e < v; ++e)
+          te.offsets.push_back({k * rowsPerPass, m * colsPerPass + e});
+    te.vector = v;
+    return te;
+  }
+  if (isa_and_present<MmaLayoutAttr>(layout)) {
+    if (shape.size() != 2 || shape[0] % 64 || shape[1] % 8)
+      return fail(why, "#tile.mma needs a 2-D tile of 64k rows and 8n columns");
+    for (int64_t mb = 0; mb < shape[0] / 64; ++mb)
+      for (int64_t i = 0; i < shape[1] / 8; ++i)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t e = 0; e < 2; ++e)
+            te.offsets.push_back({64 * mb + 8 * h, 8 * i + e});
+    te.vector = 2;
+    return te;
+  }
+  if (auto slice = dyn_cast_if_present<SliceLayoutAttr>(layout)) {
+    if (shape.size() != 1)
+      return fail(why, "#tile.slice needs a 1-D tile");
+    // Enumerate the parent over a shape that is long enough in the removed
+    // dimension and keep the distinct coordinates of the other one.
+    unsigned keep = 1 - slice.getDim();
+    SmallVector<int64_t, 2> parentShape(2);
+    parentShape[keep] = shape[0];
+    parentShape[slice.getDim()] = 256;
+    FailureOr<ThreadElements> parent =
+        getThreadElements(slice.getParent(), parentShape, why);
+    if (failed(parent))
+      return failure();
+    for (auto &off : parent->offsets)
+      if (llvm::none_of(te.offsets, [&](auto &o) { return o[0] == off[keep]; }))
+        te.offsets.push_back({off[keep], 0});
+    te.vector = keep == 1 ? parent->vector : 1;
+    return te;
+  }
+  return fail(why, "register tile has no layout");
+}
+
+SmallVector<BaseTerm, 2> sparse_mla::tile::getBaseTerms(Attribute layout,
+                                                        unsigned rank) {
+  if (auto blocked = dyn_cast<BlockedLayoutAttr>(layout)) {
+    int64_t l = blocked.getLanes();
+    return {BaseTerm{l, 0, 1, 0}, BaseTerm{1, l, blocked.getVector(), 0}};
+  }
+  if (isa<MmaLayoutAttr>(layout))
+    return {BaseTerm{4, 8, 1, 16}, BaseTerm{1, 4, 2, 0}};
+  auto slice = cast<SliceLayoutAttr>(layout);
+  return {getBaseTerms(slice.getParent(), 2)[1 - slice.getDim()]};
+}
+
+BaseTerm sparse_mla::tile::getReplicaTerm(SliceLayoutAttr slice) {
+  // Zero exactly on the threads whose coordinate along the removed dimension
+  // is the smallest.
+  return getBaseTerms(slice.getParent(), 2)[slice.getDim()];
+}
+
+FailureOr<SmallVector<unsigned>>
+sparse_mla::tile::getReductionLaneMasks(Attribute layout, unsigned dim) {
+  if (auto blocked = dyn_cast<BlockedLayoutAttr>(layout)) {
+    if (dim != 1 || blocked.getLanes() > 32)
+      return failure();
+    SmallVector<unsigned> masks;
+    for (unsigned m = 1; m < blocked.getLanes(); m <<= 1)
+      masks.push_back(m);
+    return masks;
+  }
+  if (isa<MmaLayoutAttr>(layout) && dim == 1)
+    return SmallVector<unsigned>{1, 2};
+  return failure();
+}
+
+BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,
+                                                       ArrayRef<int64_t> shape,
+                                                       unsigned elementBytes) {
+  if (shape.size() != 2)
+    return {};
+  int64_t v = std::max<int64_t>(1, 16 / elementBytes);
+  while (v > 1 && shape[1] % v)
+    v /= 2;
+  for (int64_t l = 32; l >= 1; l /= 2)
+    if (shape[1] % (l * v) == 0 && shape[0] % (128 / l) == 0)
+      return BlockedLayoutAttr::get(ctx, v, l);
+  return {};
+}
+
+int64_t sparse_mla::tile::getSharedByteOffset(SharedLayoutAttr layout,
+                                              unsigned elementBytes,
+                                              int64_t row, int64_t col) {
+  int64_t x = col * elementBytes;
+  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
+  int64_t off = (x / width) * layout.getBlockStride() + row * layout.getPitch() +
+                x % width;
+  if (unsigned s = layout.getSwizzle())
+    off ^= ((off >> 7) & (s / 16 - 1)) << 4;
+  return off;
+}
+
+SharedLayoutAttr
+sparse_mla::tile::getDefaultSharedLayout(MLIRContext *ctx,
+                                         ArrayRef<int64_t> shape,
+                                         unsigned elementBytes) {
+  int64_t rows = shape[shape.size() - 2];
+  int64_t rowBytes = shape.back() * elementBytes;
+  for (unsigned s : {128u, 64u, 32u})
+    if (rowBytes % s == 0 && rows % 8 == 0)
+      return SharedLayoutAttr::get(ctx, s, s, rows * s);
+  return SharedLayoutAttr::get(ctx, 0, rowBytes, rows * rowBytes);
+}
+
+int64_t sparse_mla::tile::getSharedTileBytes(SmemTileType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t bytes = shape[shape.size() - 2] * shape.back() *
+                  getElementBytes(type.getElementType());
+  return llvm::alignTo(bytes, 1024);
+}

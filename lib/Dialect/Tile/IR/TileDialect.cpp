@@ -1,0 +1,590 @@
+//===- TileDialect.cpp - The tile dialect ---------------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "sparse-mla/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "sparse-mla/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "sparse-mla/Dialect/Tile/IR/TileTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "sparse-mla/Dialect/Tile/IR/TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "sparse-mla/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "sparse-mla/Dialect/Tile/IR/TileTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "sparse-mla/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          unsigned vector, unsigned lanes) {
+  if (!llvm::isPowerOf2_32(vector) || vector > 16)
+    return emitError() << "vector must be a power of two up to 16, got "
+                       << vector;
+  if (!llvm::isPowerOf2_32(lanes) || lanes > 128)
+    return emitError() << "lanes must be a power of two up to 128, got "
+                       << lanes;
+  return success();
+}
+
+LogicalResult
+SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        unsigned dim, Attribute parent) {
+  if (dim > 1)
+    return emitError() << "slice dim must be 0 or 1, got " << dim;
+  if (!isa<BlockedLayoutAttr, MmaLayoutAttr>(parent))
+    return emitError() << "slice parent must be #tile.blocked or #tile.mma";
+  return success();
+}
+
+LogicalResult
+SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         unsigned swizzle, int64_t pitch, int64_t blockStride) {
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got "
+                       << swizzle;
+  if (swizzle && pitch != swizzle)
+    return emitError() << "a swizzled tile has a pitch of one swizzle width ("
+                       << swizzle << " bytes), got " << pitch;
+  if (pitch <= 0 || pitch % 16 || blockStride <= 0 || blockStride % 16)
+    return emitError()
+           << "pitch and block_stride must be positive multiples of 16 bytes";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static Type parseTileType(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute layout;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) && parser.parseAttribute(layout))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return T::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                       parser.getContext(), shape, elementType, layout);
+}
+
+template <typename T>
+static void printTileType(AsmPrinter &printer, T type) {
+  printer << "<";
+  for (int64_t d : type.getShape())
+    printer << d << "x";
+  printer << type.getElementType();
+  if (type.getLayout())
+    printer << ", " << type.getLayout();
+  printer << ">";
+}
+
+Type RegTileType::parse(AsmParser &parser) {
+  return parseTileType<RegTileType>(parser);
+}
+void RegTileType::print(AsmPrinter &printer) const {
+  printTileType(printer, *this);
+}
+Type SmemTileType::parse(AsmParser &parser) {
+  return parseTileType<SmemTileType>(parser);
+}
+void SmemTileType::print(AsmPrinter &printer) const {
+  printTileType(printer, *this);
+}
+
+static bool isTileElementType(Type t) {
+  return t.isIntOrFloat() && t.getIntOrFloatBitWidth() >= 1 &&
+         t.getIntOrFloatBitWidth() <= 64;
+}
+
+LogicalResult RegTileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<int64_t> shape, Type elementType,
+                                  Attribute layout) {
+  if (shape.empty() || shape.size() > 2)
+    return emitError() << "register tiles are 1-D or 2-D";
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "register tile dimensions must be positive";
+  if (!isTileElementType(elementType))
+    return emitError() << "register tile elements must be integers or floats";
+  if (!layout)
+    return success();
+  if (!isa<BlockedLayoutAttr, MmaLayoutAttr, SliceLayoutAttr>(layout))
+    return emitError() << "register tile layout must be #tile.blocked, "
+                          "#tile.mma or #tile.slice";
+  std::string why;
+  if (failed(getThreadElements(layout, shape, &why)))
+    return emitError() << why;
+  return success();
+}
+
+LogicalResult SmemTileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<int64_t> shape, Type elementType,
+                                   Attribute layout) {
+  if (shape.size() < 2 || shape.size() > 3)
+    return emitError() << "shared tiles are 2-D, or 3-D rings of stages";
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "shared tile dimensions must be positive";
+  if (!isTileElementType(elementType) || elementType.getIntOrFloatBitWidth() < 8)
+    return emitError() << "shared tile elements must be integers or floats of "
+                          "at least 8 bits";
+  if (layout && !isa<SharedLayoutAttr>(layout))
+    return emitError() << "shared tile layout must be #tile.shared";
+  if (auto shared = dyn_cast_if_present<SharedLayoutAttr>(layout)) {
+    int64_t rowBytes = shape.back() * getElementBytes(elementType);
+    if (shared.getSwizzle() && rowBytes % shared.getSwizzle())
+      return emitError() << "rows of " << rowBytes
+                         << " bytes are not whole blocks of the "
+                         << shared.getSwizzle() << "-byte swizzle";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<Type> resultTypes;
+  bool isVariadic = false;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
+                             result.attributes) ||
+      function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  int64_t warpgroups = 1;
+  if (parser.parseKeyword("warpgroups") || parser.parseLParen() ||
+      parser.parseInteger(warpgroups) || parser.parseRParen())
+    return failure();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
+  result.addAttribute(getWarpgroupsAttrName(result.name),
+                      b.getI32IntegerAttr(warpgroups));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  call_interface_impl::addArgAndResultAttrs(
+      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  KernelOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  function_interface_impl::printFunctionSignature(
+      p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
+  p << " warpgroups(" << getWarpgroups() << ")";
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
+       getArgAttrsAttrName(), getResAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getResultTypes().empty())
+    return emitOpError("kernels return no values");
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      if (!memref.getLayout().isIdentity() || memref.getMemorySpace())
+        return emitOpError("argument #")
+               << i << ": tensors are memrefs with the identity layout in the "
+                       "default memory space";
+      continue;
+    }
+    if (!type.isIntOrIndexOrFloat())
+      return emitOpError("argument #")
+             << i << " must be a memref or a scalar, got " << type;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Register tile ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult MapOp::verify() {
+  auto resultType = cast<RegTileType>(getResult().getType());
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body takes ")
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RegTileType>(input.getType());
+    if (type.getShape() != resultType.getShape())
+      return emitOpError("input #") << i << " has shape other than the result";
+    if (type.getLayout() != resultType.getLayout())
+      return emitOpError("input #") << i << " has a layout other than the result";
+    if (body.getArgument(i).getType() != type.getElementType())
+      return emitOpError("body argument #")
+             << i << " must have the element type of input #" << i;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 ||
+      yield.getValues()[0].getType() != resultType.getElementType())
+    return emitOpError("body must yield one value of the result element type");
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      return op.emitOpError("is not allowed in a tile.map body (arith and math only)");
+    if (op.getNumRegions())
+      return op.emitOpError("with regions is not allowed in a tile.map body");
+  }
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto src = cast<RegTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (src.getRank() != 1 || res.getRank() != 2)
+    return emitOpError("broadcasts a 1-D tile to a 2-D tile");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  int64_t kept = res.getShape()[1 - getDim()];
+  if (src.getShape()[0] != kept)
+    return emitOpError("source of ")
+           << src.getShape()[0] << " elements does not match the " << kept
+           << " of result dimension " << (1 - getDim());
+  if (src.getLayout() && res.getLayout() &&
+      src.getLayout() !=
+          SliceLayoutAttr::get(getContext(), getDim(), res.getLayout()))
+    return emitOpError("source layout must be the slice of the result layout "
+                       "along the broadcast dimension");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto src = cast<RegTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (src.getRank() != 2 || res.getRank() != 1)
+    return emitOpError("reduces a 2-D tile to a 1-D tile");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  if (!isa<FloatType>(src.getElementType()))
+    return emitOpError("reduces float tiles");
+  int64_t kept = src.getShape()[1 - getDim()];
+  if (res.getShape()[0] != kept)
+    return emitOpError("result of ")
+           << res.getShape()[0] << " elements does not match the " << kept
+           << " of source dimension " << (1 - getDim());
+  if (src.getLayout() && res.getLayout() &&
+      res.getLayout() !=
+          SliceLayoutAttr::get(getContext(), getDim(), src.getLayout()))
+    return emitOpError("result layout must be the slice of the source layout "
+                       "along the reduced dimension");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory ops
+//===----------------------------------------------------------------------===//
+
+/// Checks a window access of `tile` into `memref` at `indices` with `bounds`.
+static LogicalResult verifyWindow(Operation *op, MemRefType memref,
+                                  RegTileType tile, size_t numIndices,
+                                  size_t numBounds) {
+  if (numIndices != static_cast<size_t>(memref.getRank()))
+    return op->emitOpError("needs ")
+           << memref.getRank() << " indices for a rank-" << memref.getRank()
+           << " memref, got " << numIndices;
+  if (tile.getRank() > memref.getRank())
+    return op->emitOpError("tile rank exceeds the memref rank");
+  if (numBounds && numBounds != static_cast<size_t>(tile.getRank()))
+    return op->emitOpError("needs one bound per tile dimension (")
+           << tile.getRank() << "), got " << numBounds;
+  if (tile.getElementType() != memref.getElementType())
+    return op->emitOpError("tile and memref element types differ");
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  auto tile = cast<RegTileType>(getResult().getType());
+  if (failed(verifyWindow(*this, cast<MemRefType>(getSource().getType()), tile,
+                          getIndices().size(), getBounds().size())))
+    return failure();
+  if (getPad() && getPad().getType() != tile.getElementType())
+    return emitOpError("pad value must have the tile element type");
+  if (!getBounds().empty() && !getPad())
+    return emitOpError("bounded loads need a pad value");
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyWindow(*this, cast<MemRefType>(getDest().getType()),
+                      cast<RegTileType>(getValue().getType()),
+                      getIndices().size(), getBounds().size());
+}
+
+static LogicalResult verifyRowIndices(Operation *op, RegTileType rows,
+                                      int64_t numRows) {
+  if (rows.getRank() != 1 || !rows.getElementType().isInteger(32))
+    return op->emitOpError("row indices must be a 1-D tile of i32");
+  if (rows.getShape()[0] != numRows)
+    return op->emitOpError("has ")
+           << rows.getShape()[0] << " row indices for " << numRows << " rows";
+  return success();
+}
+
+LogicalResult ScatterAddRowsOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (value.getRank() != 2 || !value.getElementType().isF32())
+    return emitOpError("adds a 2-D f32 tile");
+  if (dest.getRank() != 2 || !dest.getElementType().isF32())
+    return emitOpError("destination must be a 2-D f32 memref");
+  return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
+                          value.getShape()[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % 1024))
+    return emitOpError("offset must be a non-negative multiple of 1024 bytes");
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto src = cast<SmemTileType>(getSource().getType());
+  auto res = cast<SmemTileType>(getResult().getType());
+  if (getOffsets().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError("needs one offset per source dimension (")
+           << src.getRank() << "), got " << getOffsets().size();
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  int64_t dropped = src.getRank() - res.getRank();
+  if (dropped != 0 && !(dropped == 1 && src.getRank() == 3))
+    return emitOpError("may only drop the stage dimension of a 3-D ring");
+  ArrayRef<int64_t> srcShape = src.getShape().drop_front(dropped);
+  for (auto [i, sizes] : llvm::enumerate(llvm::zip(srcShape, res.getShape()))) {
+    auto [s, r] = sizes;
+    if (r > s)
+      return emitOpError("result dimension ")
+             << i << " (" << r << ") exceeds the source (" << s << ")";
+    std::optional<int64_t> off =
+        getConstantIntValue(getOffsets()[i + dropped]);
+    if (off && (*off < 0 || *off + r > s))
+      return emitOpError("slice of dimension ")
+             << i << " at " << *off << " runs out of the source";
+  }
+  return success();
+}
+
+LogicalResult ReadOp::verify() {
+  auto src = cast<SmemTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (src.getRank() != 2 || src.getShape() != res.getShape())
+    return emitOpError("reads a 2-D shared tile into a register tile of the same shape");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  return success();
+}
+
+LogicalResult WriteOp::verify() {
+  auto val = cast<RegTileType>(getValue().getType());
+  auto dst = cast<SmemTileType>(getDest().getType());
+  if (dst.getRank() != 2 || dst.getShape() != val.getShape())
+    return emitOpError("writes a register tile into a 2-D shared tile of the same shape");
+  Type from = val.getElementType(), to = dst.getElementType();
+  if (from != to && !(from.isF32() && (to.isBF16() || to.isF16())))
+    return emitOpError("can only convert f32 to bf16 or f16 on the way, not ")
+           << from << " to " << to;
+  return success();
+}
+
+static LogicalResult verifyCopyInto(Operation *op, MemRefType src,
+                                    SmemTileType dst) {
+  if (dst.getRank() != 2)
+    return op->emitOpError("destination must be a 2-D shared tile");
+  if (src.getElementType() != dst.getElementType())
+    return op->emitOpError("source and destination element types differ");
+  int64_t rowBytes = dst.getShape()[1] * getElementBytes(dst.getElementType());
+  if (rowBytes % 16)
+    return op->emitOpError("copies whole 16-byte chunks; rows of ")
+           << rowBytes << " bytes are not";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  if (src.getRank() < 2)
+    return emitOpError("source must have at least 2 dimensions");
+  if (getIndices().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError("needs ") << src.getRank() << " indices, got "
+                                 << getIndices().size();
+  return verifyCopyInto(*this, src, cast<SmemTileType>(getDest().getType()));
+}
+
+LogicalResult GatherRowsOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  auto dst = cast<SmemTileType>(getDest().getType());
+  if (src.getRank() != 2)
+    return emitOpError("source must be a 2-D memref");
+  if (failed(verifyCopyInto(*this, src, dst)))
+    return failure();
+  return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
+                          dst.getShape()[0]);
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  auto aShape = cast<ShapedType>(getA().getType());
+  auto bType = cast<SmemTileType>(getB().getType());
+  auto accType = cast<RegTileType>(getAcc().getType());
+  bool aInRegs = isa<RegTileType>(getA().getType());
+  if (aShape.getRank() != 2 || bType.getRank() != 2 || accType.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  Type elt = aShape.getElementType();
+  if (!(elt.isBF16() || elt.isF16()) || bType.getElementType() != elt)
+    return emitOpError("a and b must both be bf16 or both f16");
+  if (!accType.getElementType().isF32())
+    return emitOpError("accumulates in f32");
+  if (aInRegs && getTransposeA())
+    return emitOpError("a register operand cannot be transposed");
+  int64_t m = aShape.getShape()[getTransposeA() ? 1 : 0];
+  int64_t ka = aShape.getShape()[getTransposeA() ? 0 : 1];
+  int64_t kb = bType.getShape()[getTransposeB() ? 1 : 0];
+  int64_t n = bType.getShape()[getTransposeB() ? 0 : 1];
+  if (ka != kb)
+    return emitOpError("contraction sizes differ: ") << ka << " vs " << kb;
+  if (accType.getShape()[0] != m || accType.getShape()[1] != n)
+    return emitOpError("accumulator must be ") << m << "x" << n;
+  if (m % 64)
+    return emitOpError("M (") << m << ") must be a multiple of 64";
+  if (n % 8 || n > 256)
+    return emitOpError("N (") << n << ") must be a multiple of 8 up to 256";
+  if (ka % 16)
+    return emitOpError("K (") << ka << ") must be a multiple of 16";
+  if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
+    return emitOpError("accumulator must have the #tile.mma layout");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PipelinedForOp
+//===----------------------------------------------------------------------===//
+
+ParseResult PipelinedForOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &b = parser.getBuilder();
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lb, ub, step;
+  int64_t stages;
+  iv.type = b.getIndexType();
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parser.parseOperand(lb) || parser.parseKeyword("to") ||
+      parser.parseOperand(ub) || parser.parseKeyword("step") ||
+      parser.parseOperand(step) || parser.parseKeyword("stages") ||
+      parser.parseLParen() || parser.parseInteger(stages) ||
+      parser.parseRParen())
+    return failure();
+  SmallVector<OpAsmParser::Argument> regionArgs{iv};
+  SmallVector<OpAsmParser::UnresolvedOperand> inits;
+  if (succeeded(parser.parseOptionalKeyword("iter_args"))) {
+    if (parser.parseAssignmentList(regionArgs, inits) ||
+        parser.parseArrowTypeList(result.types))
+      return failure();
+    if (regionArgs.size() != result.types.size() + 1)
+      return parser.emitError(parser.getNameLoc(),
+                              "one type per iter_arg expected");
+    for (auto [arg, type] : llvm::zip(llvm::drop_begin(regionArgs), result.types))
+      arg.type = type;
+  }
+  Type index = b.getIndexType();
+  if (parser.resolveOperand(lb, index, result.operands) ||
+      parser.resolveOperand(ub, index, result.operands) ||
+      parser.resolveOperand(step, index, result.operands) ||
+      parser.resolveOperands(inits, result.types, parser.getNameLoc(),
+                             result.operands))
+    return failure();
+  result.addAttribute("stages", b.getI64IntegerAttr(stages));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, regionArgs) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  PipelinedForOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void PipelinedForOp::print(OpAsmPrinter &p) {
+  p << " " << getInductionVar() << " = " << getLowerBound() << " to "
+    << getUpperBound() << " step " << getStep() << " stages(" << getStages()
+    << ")";
+  if (!getInitArgs().empty()) {
+    p << " iter_args(";
+    llvm::interleaveComma(llvm::zip(getRegionIterArgs(), getInitArgs()), p,
+                          [&](auto pair) {
+                            p << std::get<0>(pair) << " = " << std::get<1>(pair);
+                          });
+    p << ") -> (" << getResultTypes() << ")";
+  }
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/!getInitArgs().empty());
+  p.printOptionalAttrDict((*this)->getAttrs(), {"stages"});
+}
+
+LogicalResult PipelinedForOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInitArgs().size() + 1 ||
+      !body.getArgument(0).getType().isIndex())
+    return emitOpError("body takes the index and one argument per iter_arg");
+  for (auto [i, init, arg, res] :
+       llvm::enumerate(getInitArgs(), getRegionIterArgs(), getResults()))
+    if (init.getType() != arg.getType() || init.getType() != res.getType())
+      return emitOpError("iter_arg #") << i << " changes type";
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
+    return emitOpError("yields values of other types than its results");
+  return success();
+}

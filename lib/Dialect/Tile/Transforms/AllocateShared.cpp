@@ -1,0 +1,42 @@
+//===- AllocateShared.cpp - Offsets of shared tiles -----------------------===//
+//
+// Every shared tile lives for the whole kernel, so offsets are a running sum.
+// Each stage of a tile starts on a 1024-byte boundary: the largest swizzle
+// pattern (128 B x 8 rows) must line up with the hardware's address bits.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILEALLOCATESHAREDPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+struct TileAllocateSharedPass
+    : public sparse_mla::tile::impl::TileAllocateSharedPassBase<TileAllocateSharedPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    Builder b(&getContext());
+    int64_t total = 0;
+    kernel.walk([&](AllocOp alloc) {
+      auto type = cast<SmemTileType>(alloc.getType());
+      int64_t stages = type.getRank() == 3 ? type.getShape()[0] : 1;
+      alloc.setOffsetAttr(b.getI64IntegerAttr(total));
+      total += stages * getSharedTileBytes(type);
+    });
+    if (total > limit) {
+      kernel.emitOpError("needs ")
+          << total << " bytes of shared memory, more than the " << limit
+          << " a CTA may use";
+      return signalPassFailure();
+    }
+    kernel->setAttr("tile.shared_bytes", b.getI64IntegerAttr(total));
+  }
+};
+} // namespace

@@ -1,0 +1,279 @@
+//===- AssignLayouts.cpp - Layouts for register and shared tiles ----------===//
+//
+// Register layouts are found by constraint propagation: a few ops fix the
+// layout of their tiles (GEMM accumulators, gather indices), the others tie
+// layouts together (maps, loops: equal; reductions, broadcasts, scatter
+// indices: slice of). Cheap producers demanded in two layouts are cloned.
+// Whatever is left free gets the coalesced layout of its shape.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTSPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+static RegTileType regType(Value v) { return dyn_cast<RegTileType>(v.getType()); }
+
+/// The layout a tile of `type` gets when nothing constrains it.
+static Attribute defaultLayout(RegTileType type) {
+  MLIRContext *ctx = type.getContext();
+  unsigned bytes = getElementBytes(type.getElementType());
+  if (type.getRank() == 2)
+    return getCoalescedLayout(ctx, type.getShape(), bytes);
+  // A vector: spread over the lanes of each warp, replicated across rows.
+  int64_t n = type.getShape()[0], lanes = 1;
+  while (lanes < 32 && n % (lanes * 2) == 0)
+    lanes *= 2;
+  return SliceLayoutAttr::get(ctx, 0, BlockedLayoutAttr::get(ctx, 1, lanes));
+}
+
+struct LayoutSolver {
+  llvm::MapVector<Value, Attribute> layouts;
+  SmallVector<Value> worklist;
+  bool failedFlag = false;
+
+  /// Asks for `v` (seen through `use`, if any) to have layout `l`.
+  void demand(Value v, Attribute l, OpOperand *use) {
+    if (!l || !regType(v))
+      return;
+    if (Attribute fixed = regType(v).getLayout()) {
+      if (fixed != l)
+        conflict(v, l, use);
+      return;
+    }
+    auto it = layouts.find(v);
+    if (it == layouts.end()) {
+      std::string why;
+      if (failed(getThreadElements(l, regType(v).getShape(), &why))) {
+        emitError(v.getLoc()) << "tile of shape " << regType(v)
+                              << " cannot take layout " << l << ": " << why;
+        failedFlag = true;
+        return;
+      }
+      layouts[v] = l;
+      worklist.push_back(v);
+      return;
+    }
+    if (it->second != l)
+      conflict(v, l, use);
+  }
+
+  void conflict(Value v, Attribute l, OpOperand *use) {
+    Operation *def = v.getDefiningOp();
+    if (use && def && isa<LoadOp, SplatOp, ReadOp>(def)) {
+      OpBuilder b(use->getOwner());
+      Operation *clone = b.clone(*def);
+      use->set(clone->getResult(0));
+      demand(clone->getResult(0), l, nullptr);
+      return;
+    }
+    InFlightDiagnostic diag = emitError(use ? use->getOwner()->getLoc() : v.getLoc())
+                              << "tile needs layout " << l << " here but has "
+                              << layoutOf(v);
+    diag.attachNote(v.getLoc()) << "tile defined here";
+    failedFlag = true;
+  }
+
+  Attribute layoutOf(Value v) {
+    if (Attribute fixed = regType(v).getLayout())
+      return fixed;
+    return layouts.lookup(v);
+  }
+
+  /// Layout of the 2-D tile whose `dim`-slice is `l`, if `l` is a slice.
+  static Attribute parentOf(Attribute l, int64_t dim) {
+    auto slice = dyn_cast_if_present<SliceLayoutAttr>(l);
+    if (!slice || slice.getDim() != dim)
+      return {};
+    return slice.getParent();
+  }
+
+  /// Propagates the layout of `v` to the tiles tied to it.
+  void propagate(Value v) {
+    Attribute l = layoutOf(v);
+    MLIRContext *ctx = l.getContext();
+    // Ties through the producer.
+    if (Operation *def = v.getDefiningOp()) {
+      if (auto map = dyn_cast<MapOp>(def))
+        for (OpOperand &in : map->getOpOperands())
+          demand(in.get(), l, &in);
+      else if (auto red = dyn_cast<ReduceOp>(def))
+        demand(red.getSource(), parentOf(l, red.getDim()),
+               &red.getSourceMutable());
+      else if (auto bc = dyn_cast<BroadcastOp>(def))
+        demand(bc.getSource(), SliceLayoutAttr::get(ctx, bc.getDim(), l),
+               &bc.getSourceMutable());
+      else if (auto gemm = dyn_cast<GemmOp>(def))
+        demand(gemm.getAcc(), l, &gemm.getAccMutable());
+      else if (isa<scf::ForOp, PipelinedForOp>(def))
+        tieLoop(def, cast<OpResult>(v).getResultNumber(), l);
+    } else if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (isa<scf::ForOp, PipelinedForOp>(parent) && arg.getArgNumber() > 0)
+        tieLoop(parent, arg.getArgNumber() - 1, l);
+    }
+    // Ties through the users.
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto map = dyn_cast<MapOp>(user)) {
+        demand(map.getResult(), l, nullptr);
+        for (OpOperand &in : map->getOpOperands())
+          demand(in.get(), l, &in);
+      } else if (auto red = dyn_cast<ReduceOp>(user)) {
+        demand(red.getResult(), SliceLayoutAttr::get(ctx, red.getDim(), l),
+               nullptr);
+      } else if (auto bc = dyn_cast<BroadcastOp>(user)) {
+        demand(bc.getResult(), parentOf(l, bc.getDim()), nullptr);
+      } else if (auto sc = dyn_cast<ScatterAddRowsOp>(user)) {
+        if (use.getOperandNumber() == 0)
+          demand(sc.getRows(), SliceLayoutAttr::get(ctx, 1, l),
+                 &sc.getRowsMutable());
+      } else if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        if (isa<scf::ForOp>(yield->getParentOp()))
+          tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
+      } else if (auto yield = dyn_cast<YieldOp>(user)) {
+        if (isa<PipelinedForOp>(yield->getParentOp()))
+          tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
+      } else if (isa<scf::ForOp, PipelinedForOp>(user)) {
+        unsigned firstInit = isa<scf::ForOp>(user) ? 3 : 3;
+        if (use.getOperandNumber() >= firstInit)
+          tieLoop(user, use.getOperandNumber() - firstInit, l);
+      }
+    }
+  }
+
+  /// Ties iter_arg `i` of a loop: init, region argument, yielded value, result.
+  void tieLoop(Operation *loop, unsigned i, Attribute l) {
+    Block &body = loop->getRegion(0).front();
+    OpOperand &init = loop->getOpOperand(3 + i);
+    demand(init.get(), l, &init);
+    demand(body.getArgument(1 + i), l, nullptr);
+    OpOperand &yielded = body.getTerminator()->getOpOperand(i);
+    demand(yielded.get(), l, &yielded);
+    demand(loop->getResult(i), l, nullptr);
+  }
+
+  void solve() {
+    while (!worklist.empty() && !failedFlag)
+      propagate(worklist.pop_back_val());
+  }
+};
+
+struct TileAssignLayoutsPass
+    : public sparse_mla::tile::impl::TileAssignLayoutsPassBase<TileAssignLayoutsPass> {
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (failed(assignSharedLayouts(kernel)))
+      return signalPassFailure();
+
+    LayoutSolver solver;
+    auto mma = MmaLayoutAttr::get(ctx);
+    // Anchors.
+    kernel.walk([&](Operation *op) {
+      if (auto gemm = dyn_cast<GemmOp>(op)) {
+        solver.demand(gemm.getResult(), mma, nullptr);
+        solver.demand(gemm.getAcc(), mma, &gemm.getAccMutable());
+        if (isa<RegTileType>(gemm.getA().getType()))
+          solver.demand(gemm.getA(), mma, &gemm.getAMutable());
+      } else if (auto gather = dyn_cast<GatherRowsOp>(op)) {
+        auto dst = cast<SmemTileType>(gather.getDest().getType());
+        Attribute rows = getCoalescedLayout(
+            ctx, dst.getShape(), getElementBytes(dst.getElementType()));
+        if (!rows) {
+          gather.emitOpError("has no coalesced layout for ") << dst;
+          solver.failedFlag = true;
+          return;
+        }
+        solver.demand(gather.getRows(), SliceLayoutAttr::get(ctx, 1, rows),
+                      &gather.getRowsMutable());
+      }
+    });
+    solver.solve();
+    // Free tiles: defaults at their producers, in program order, 2-D loads
+    // first: their coalesced layout is the one worth spreading.
+    while (!solver.failedFlag) {
+      Value next;
+      for (bool loadsOnly : {true, false}) {
+        kernel.walk([&](Operation *op) {
+          if (loadsOnly && !isa<LoadOp, ReadOp>(op))
+            return WalkResult::advance();
+          for (Value v : op->getResults())
+            if (!next && regType(v) && !solver.layoutOf(v) &&
+                (!loadsOnly || regType(v).getRank() == 2))
+              next = v;
+          return next ? WalkResult::interrupt() : WalkResult::advance();
+        });
+        if (next)
+          break;
+      }
+      if (!next)
+        break;
+      Attribute l = defaultLayout(regType(next));
+      if (!l) {
+        emitError(next.getLoc()) << "no layout fits " << next.getType();
+        return signalPassFailure();
+      }
+      solver.demand(next, l, nullptr);
+      solver.solve();
+    }
+    if (solver.failedFlag)
+      return signalPassFailure();
+    for (auto [v, l] : solver.layouts)
+      v.setType(regType(v).withLayout(l));
+  }
+
+  /// Default swizzles for allocations; slices inherit their parent's layout.
+  LogicalResult assignSharedLayouts(KernelOp kernel) {
+    WalkResult r = kernel.walk([&](Operation *op) -> WalkResult {
+      if (auto alloc = dyn_cast<AllocOp>(op)) {
+        auto type = cast<SmemTileType>(alloc.getType());
+        if (!type.getLayout())
+          alloc.getResult().setType(SmemTileType::get(
+              type.getShape(), type.getElementType(),
+              getDefaultSharedLayout(op->getContext(), type.getShape(),
+                                     getElementBytes(type.getElementType()))));
+        return WalkResult::advance();
+      }
+      auto slice = dyn_cast<SliceOp>(op);
+      if (!slice)
+        return WalkResult::advance();
+      auto src = cast<SmemTileType>(slice.getSource().getType());
+      auto res = cast<SmemTileType>(slice.getResult().getType());
+      SharedLayoutAttr layout = src.getSharedLayout();
+      if (!layout)
+        return slice.emitOpError("slices a tile that has no layout");
+      unsigned e = getElementBytes(src.getElementType());
+      unsigned n = slice.getOffsets().size();
+      int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
+      std::optional<int64_t> row = getConstantIntValue(slice.getOffsets()[n - 2]);
+      std::optional<int64_t> col = getConstantIntValue(slice.getOffsets()[n - 1]);
+      if (layout.getSwizzle() && row && *row % 8)
+        return slice.emitOpError("row offset ")
+               << *row << " splits the 8-row atoms of a swizzled tile";
+      if (col && (*col * e) % width && res.getShape().back() != 1)
+        return slice.emitOpError("column offset ")
+               << *col << " splits a " << width << "-byte column block";
+      if (res.getLayout() && res.getLayout() != layout)
+        return slice.emitOpError("result layout differs from the source's");
+      slice.getResult().setType(
+          SmemTileType::get(res.getShape(), res.getElementType(), layout));
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
+  }
+};
+
+} // namespace

@@ -1,0 +1,269 @@
+//===- PipelineLoops.cpp - Copies of iteration i+S-1 during iteration i ---===//
+//
+// The prefetch slice of a tile.pipelined_for is its top-level asynchronous
+// copies plus the side-effect-free ops (and bounded loads) their operands
+// come from; it may depend on the induction variable but not on iter_args.
+// The slice is cloned ahead of the compute, the body keeps everything else.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILEPIPELINELOOPSPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+static bool isCopy(Operation *op) { return isa<AsyncCopyOp, GatherRowsOp>(op); }
+
+static Value destOf(Operation *copy) {
+  if (auto c = dyn_cast<AsyncCopyOp>(copy))
+    return c.getDest();
+  return cast<GatherRowsOp>(copy).getDest();
+}
+
+struct Pipeliner {
+  PipelinedForOp loop;
+  Block &body;
+  int64_t stages;
+  SmallVector<Operation *> copies;
+  llvm::SetVector<Operation *> slice; // in program order
+  SmallVector<Value> buffers;         // distinct copy destinations
+
+  explicit Pipeliner(PipelinedForOp loop)
+      : loop(loop), body(loop.getBody().front()), stages(loop.getStages()) {}
+
+  LogicalResult analyze() {
+    for (Operation &op : body.without_terminator())
+      if (isCopy(&op))
+        copies.push_back(&op);
+    llvm::SetVector<Operation *> needed;
+    SmallVector<Value> worklist;
+    for (Operation *c : copies)
+      for (Value v : c->getOperands())
+        worklist.push_back(v);
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() == &body && arg.getArgNumber() > 0)
+          return loop.emitOpError("copies depend on iter_arg #")
+                 << arg.getArgNumber() - 1 << "; they cannot run ahead";
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def->getBlock() != &body || needed.contains(def))
+        continue;
+      if (auto load = dyn_cast<LoadOp>(def)) {
+        if (load.getBounds().empty())
+          return load.emitOpError("feeds a pipelined copy and so also runs for "
+                                  "iterations past the end: it needs bounds");
+      } else if (!isMemoryEffectFree(def) || def->getNumRegions() &&
+                                                 !isa<MapOp>(def)) {
+        return def->emitOpError("feeds a pipelined copy but has side effects");
+      }
+      needed.insert(def);
+      for (Value o : def->getOperands())
+        worklist.push_back(o);
+    }
+    for (Operation &op : body.without_terminator())
+      if (needed.contains(&op) || isCopy(&op))
+        slice.insert(&op);
+    for (Operation *c : copies) {
+      Value dst = destOf(c);
+      if (!dst.getDefiningOp<AllocOp>() ||
+          loop->isAncestor(dst.getDefiningOp()))
+        return c->emitOpError("in a pipelined loop must copy into a tile.alloc "
+                              "made before the loop");
+      if (!llvm::is_contained(buffers, dst))
+        buffers.push_back(dst);
+    }
+    return success();
+  }
+
+  /// Clones the prefetch slice for induction value `iv`; copies write into
+  /// `dest(buffer)` and are masked when `inRange` is false.
+  void issue(OpBuilder &b, Value iv, Value inRange,
+             function_ref<Value(Value)> dest) {
+    Location loc = loop.getLoc();
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    for (Operation *op : slice) {
+      if (!isCopy(op)) {
+        b.clone(*op, map);
+        continue;
+      }
+      Operation *copy = b.clone(*op, map);
+      if (auto gather = dyn_cast<GatherRowsOp>(copy)) {
+        gather.getDestMutable().assign(dest(destOf(op)));
+        // Past the end: every row index becomes -1, so nothing is read.
+        Value rows = gather.getRows();
+        auto type = cast<RegTileType>(rows.getType());
+        auto masked = MapOp::create(b, loc, type, ValueRange{rows});
+        Block *blk = b.createBlock(&masked.getBody(), {}, {type.getElementType()},
+                                   {loc});
+        Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
+        Value sel = arith::SelectOp::create(b, loc, inRange, blk->getArgument(0), none);
+        YieldOp::create(b, loc, ValueRange{sel});
+        b.setInsertionPoint(gather);
+        gather.getRowsMutable().assign(masked.getResult());
+        masked->moveBefore(gather);
+        b.setInsertionPointAfter(gather);
+      } else {
+        auto ac = cast<AsyncCopyOp>(copy);
+        ac.getDestMutable().assign(dest(destOf(op)));
+        b.setInsertionPoint(ac);
+        Value bound = ac.getBound();
+        if (!bound)
+          bound = arith::ConstantIndexOp::create(b, loc,
+                                                 std::numeric_limits<int32_t>::max());
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        ac.getBoundMutable().assign(arith::SelectOp::create(b, loc, inRange, bound, zero));
+        b.setInsertionPointAfter(ac);
+      }
+    }
+  }
+
+  LogicalResult rewrite() {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
+    auto cIdx = [&](OpBuilder &bb, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(bb, loc, v);
+    };
+    auto ivAhead = [&](OpBuilder &bb, Value iv, int64_t d) -> Value {
+      if (d == 0)
+        return iv;
+      return arith::AddIOp::create(
+          bb, loc, iv, arith::MulIOp::create(bb, loc, step, cIdx(bb, d)));
+    };
+    auto below = [&](OpBuilder &bb, Value iv) -> Value {
+      return arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, iv, ub);
+    };
+
+    // Rings of `stages` buffers.
+    DenseMap<Value, Value> rings;
+    if (stages > 1)
+      for (Value buf : buffers) {
+        auto type = cast<SmemTileType>(buf.getType());
+        SmallVector<int64_t> shape{stages};
+        llvm::append_range(shape, type.getShape());
+        OpBuilder ab(buf.getDefiningOp());
+        rings[buf] = AllocOp::create(ab, loc, SmemTileType::get(shape, type.getElementType()),
+                                     IntegerAttr());
+      }
+    auto stageOf = [&](OpBuilder &bb, Value buf, Value stage) -> Value {
+      if (stages == 1)
+        return buf;
+      auto type = cast<SmemTileType>(buf.getType());
+      Value zero = cIdx(bb, 0);
+      return SliceOp::create(bb, loc, type, rings[buf], ValueRange{stage, zero, zero});
+    };
+
+    // Prologue: iterations 0 .. S-2 (just 0 with one stage).
+    for (int64_t d = 0; d < std::max<int64_t>(stages - 1, 1); ++d) {
+      Value iv = ivAhead(b, lb, d);
+      Value stage = cIdx(b, d);
+      issue(b, iv, below(b, iv), [&](Value buf) { return stageOf(b, buf, stage); });
+    }
+
+    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, loop.getInitArgs());
+    Block *newBody = forOp.getBody();
+    OpBuilder fb = OpBuilder::atBlockBegin(newBody);
+    Value iv = forOp.getInductionVar();
+    Value k = arith::DivUIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);
+    Value stage = stages > 1 ? arith::RemUIOp::create(fb, loc, k, cIdx(fb, stages)).getResult()
+                             : Value();
+    int64_t perIteration = copies.size();
+    AsyncWaitOp::create(fb, loc, stages > 1 ? (stages - 2) * perIteration : 0);
+    BarrierOp::create(fb, loc);
+    if (stages > 1) {
+      Value ahead = ivAhead(fb, iv, stages - 1);
+      Value next = arith::RemUIOp::create(
+          fb, loc, arith::AddIOp::create(fb, loc, k, cIdx(fb, stages - 1)),
+          cIdx(fb, stages));
+      issue(fb, ahead, below(fb, ahead), [&](Value buf) { return stageOf(fb, buf, next); });
+    }
+
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    for (auto [from, to] : llvm::zip(loop.getRegionIterArgs(), forOp.getRegionIterArgs()))
+      map.map(from, to);
+    if (stages > 1)
+      for (Value buf : buffers)
+        map.map(buf, stageOf(fb, buf, stage));
+
+    // With one stage, the next copies start after the last use of a buffer.
+    Operation *lastUse = nullptr;
+    if (stages == 1) {
+      llvm::SetVector<Value> aliases(buffers.begin(), buffers.end());
+      for (Operation &op : body.without_terminator()) {
+        if (isCopy(&op))
+          continue;
+        bool uses = false;
+        op.walk([&](Operation *inner) {
+          for (Value v : inner->getOperands())
+            uses |= aliases.contains(v);
+          if (auto s = dyn_cast<SliceOp>(inner); s && aliases.contains(s.getSource()))
+            aliases.insert(s.getResult());
+        });
+        if (uses)
+          lastUse = &op;
+      }
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (isCopy(&op))
+        continue;
+      if (auto wait = dyn_cast<WaitOp>(op);
+          wait && llvm::all_of(wait.getTokens(), [&](Value t) {
+            return isCopy(t.getDefiningOp());
+          }))
+        continue;
+      fb.clone(op, map);
+      if (&op == lastUse) {
+        BarrierOp::create(fb, loc);
+        Value ahead = ivAhead(fb, iv, 1);
+        issue(fb, ahead, below(fb, ahead), [](Value buf) { return buf; });
+      }
+    }
+    if (stages == 1 && !lastUse) {
+      Value ahead = ivAhead(fb, iv, 1);
+      issue(fb, ahead, below(fb, ahead), [](Value buf) { return buf; });
+    }
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> yielded;
+    for (Value v : yield.getValues())
+      yielded.push_back(map.lookupOrDefault(v));
+    scf::YieldOp::create(fb, loc, yielded);
+
+    b.setInsertionPointAfter(forOp);
+    AsyncWaitOp::create(b, loc, 0);
+    loop.replaceAllUsesWith(forOp.getResults());
+    loop.erase();
+    for (Value buf : buffers)
+      if (buf.use_empty())
+        buf.getDefiningOp()->erase();
+    return success();
+  }
+};
+
+struct TilePipelineLoopsPass
+    : public sparse_mla::tile::impl::TilePipelineLoopsPassBase<TilePipelineLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<PipelinedForOp> loops;
+    getOperation().walk([&](PipelinedForOp loop) { loops.push_back(loop); });
+    for (PipelinedForOp loop : loops) {
+      Pipeliner p(loop);
+      if (failed(p.analyze()) || failed(p.rewrite()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,37 @@
+//===- Pipeline.cpp - From tile kernels to PTX and cubin ------------------===//
+#include "sparse-mla/Pipeline/Pipeline.h"
+#include "sparse-mla/Conversion/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
+                                        const TileToPTXOptions &options) {
+  pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());
+  pm.addPass(createConvertTileToNVGPUPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = "isa";
+  nvvm.optLevel = 3;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  if (!options.output.empty())
+    pm.addPass(createEmitKernelsPass({options.output, options.chip}));
+}
+
+void sparse_mla::registerSparseMLAPipelines() {
+  PassPipelineRegistration<TileToPTXOptions>(
+      "sparse-mla-to-ptx",
+      "Lowers tile kernels to PTX for Hopper and, with output=<prefix>, "
+      "writes <prefix>.ptx, .cubin (when ptxas is found) and .json",
+      buildTileToPTXPipeline);
+}
