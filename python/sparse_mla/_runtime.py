@@ -1,0 +1,98 @@
+"""Loading the compiled kernels and launching them through the C runtime.
+
+The bundle holds, next to this file, ``lib/libsparse_mla_runtime.so`` and
+``kernels/*.json`` manifests (with the PTX and cubin they name). The
+environment variables SPARSE_MLA_RUNTIME and SPARSE_MLA_KERNELS point
+elsewhere. Kernel arguments follow the manifest: a memref of rank r is passed
+as MLIR's descriptor (allocated and aligned pointer, offset, r sizes, r
+strides); scalars as their C type.
+"""
+import ctypes
+import functools
+import json
+import os
+from pathlib import Path
+
+
+class KernelError(RuntimeError):
+    """A kernel could not be loaded or launched (the message says why)."""
+
+
+_HERE = Path(__file__).resolve().parent
+
+
+def kernels_dir() -> Path:
+    return Path(os.environ.get("SPARSE_MLA_KERNELS", _HERE / "kernels"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_manifest(directory=None) -> dict:
+    """Kernel name -> manifest entry (with the file to load under 'file'), of
+    the manifests in ``directory`` (default: kernels_dir())."""
+    found = {}
+    directory = Path(directory) if directory else kernels_dir()
+    for path in sorted(directory.glob("*.json")):
+        manifest = json.loads(path.read_text())
+        image = manifest.get("cubin") or manifest["ptx"]
+        for kernel in manifest["kernels"]:
+            found[kernel["name"]] = dict(kernel, file=str(directory / image))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _library():
+    path = os.environ.get("SPARSE_MLA_RUNTIME", str(_HERE / "lib" / "libsparse_mla_runtime.so"))
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise KernelError(f"cannot load the sparse-mla runtime {path}: {e}") from e
+    lib.smla_get_kernel.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_void_p)]
+    lib.smla_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                                ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+                                ctypes.POINTER(ctypes.c_void_p)]
+    lib.smla_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+_SCALARS = {"f32": ctypes.c_float, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+            "index": ctypes.c_int64, "i1": ctypes.c_bool}
+
+
+def pack_args(kernel: dict, args) -> list:
+    """The ctypes values of the kernel parameters for ``args`` (tensors for
+    memrefs, Python numbers for scalars), in the order of the manifest."""
+    specs = kernel["args"]
+    if len(args) != len(specs):
+        raise KernelError(f"{kernel['name']} takes {len(specs)} arguments, got {len(args)}")
+    values = []
+    for i, (spec, arg) in enumerate(zip(specs, args)):
+        if spec["kind"] == "memref":
+            if arg.dim() != spec["rank"]:
+                raise KernelError(f"{kernel['name']} argument {i} must have rank "
+                                  f"{spec['rank']}, got {arg.dim()}")
+            ptr = ctypes.c_void_p(arg.data_ptr())
+            values += [ptr, ctypes.c_void_p(arg.data_ptr()), ctypes.c_int64(0)]
+            values += [ctypes.c_int64(s) for s in arg.shape]
+            values += [ctypes.c_int64(s) for s in arg.stride()]
+        else:
+            values.append(_SCALARS[spec["dtype"]](arg))
+    return values
+
+
+def launch(name: str, grid, args, device_index: int, stream: int, directory=None) -> None:
+    """Launches kernel ``name`` on ``grid`` (up to 3 dims) on a CUDA stream."""
+    kernel = load_manifest(directory).get(name)
+    if kernel is None:
+        raise KernelError(f"no compiled kernel {name} in {directory or kernels_dir()}")
+    values = pack_args(kernel, args)
+    lib = _library()
+    handle = ctypes.c_void_p()
+    if lib.smla_get_kernel(kernel["file"].encode(), name.encode(), device_index,
+                           ctypes.byref(handle)):
+        raise KernelError(lib.smla_last_error().decode())
+    params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+    grid = list(grid) + [1] * (3 - len(grid))
+    if lib.smla_launch(handle, grid[0], grid[1], grid[2], kernel["threads"],
+                       kernel["shared_bytes"], ctypes.c_void_p(stream), params):
+        raise KernelError(lib.smla_last_error().decode())

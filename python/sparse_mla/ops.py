@@ -1,0 +1,93 @@
+"""PyTorch entry points. Every argument is checked before anything runs; a
+wrong one raises TypeError or ValueError naming it."""
+import torch
+
+from . import _runtime
+
+_ROWS_PER_CTA = 64
+
+
+def check_tensor(name, t, dtype, ndim=None, min_ndim=None):
+    """Common checks of a tensor argument: type, dtype, rank, contiguity and
+    16-byte alignment (the kernels use 16-byte accesses). Devices are checked
+    last, by check_devices, so that shape errors show without a GPU."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != dtype:
+        raise TypeError(f"{name} must be {dtype}, got {t.dtype}")
+    if ndim is not None and t.dim() != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(t.shape)}")
+    if min_ndim is not None and t.dim() < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimensions, "
+                         f"got shape {tuple(t.shape)}")
+    if not t.is_contiguous():
+        raise ValueError(f"{name} must be contiguous")
+    if t.data_ptr() % 16:
+        raise ValueError(f"{name} must be 16-byte aligned")
+
+
+def check_devices(**tensors):
+    """All tensors on one CUDA device."""
+    for name, t in tensors.items():
+        if t.device.type != "cuda":
+            raise ValueError(f"{name} must be on a CUDA device, got {t.device}")
+    devices = {name: t.device for name, t in tensors.items()}
+    if len(set(devices.values())) > 1:
+        raise ValueError("all tensors must be on one device, got "
+                         + ", ".join(f"{n} on {d}" for n, d in devices.items()))
+
+
+def _stream(device):
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+    """Delta = sum over the last dimension of o * do, in float32.
+
+    o, do: bf16 [..., D] of one shape, D a multiple of 8. Returns (or writes
+    into ``out``) float32 [...]."""
+    check_tensor("o", o, torch.bfloat16, min_ndim=1)
+    check_tensor("do", do, torch.bfloat16, min_ndim=1)
+    if do.shape != o.shape:
+        raise ValueError(f"do must have the shape of o {tuple(o.shape)}, got {tuple(do.shape)}")
+    d = o.shape[-1]
+    if d % 8:
+        raise ValueError(f"the last dimension of o must be a multiple of 8, got {d}")
+    if out is None:
+        out = torch.empty(o.shape[:-1], dtype=torch.float32, device=o.device)
+    else:
+        check_tensor("out", out, torch.float32)
+        if out.shape != o.shape[:-1]:
+            raise ValueError(f"out must have shape {tuple(o.shape[:-1])}, got {tuple(out.shape)}")
+    check_devices(o=o, do=do, out=out)
+    rows = o.numel() // d if d else 0
+    if rows == 0 or d == 0:
+        return out.zero_()
+    _runtime.launch("sparse_mla_preprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
+                    [o.view(rows, d), do.view(rows, d), out.view(rows)],
+                    o.device.index, _stream(o.device))
+    return out
+
+
+def postprocess(ws: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+    """The float32 dKV workspace rounded to bf16 (nearest even).
+
+    ws: float32 [..., C], C a multiple of 8. Returns (or writes into ``out``)
+    bf16 of the same shape."""
+    check_tensor("ws", ws, torch.float32, min_ndim=1)
+    c = ws.shape[-1]
+    if c % 8:
+        raise ValueError(f"the last dimension of ws must be a multiple of 8, got {c}")
+    if out is None:
+        out = torch.empty(ws.shape, dtype=torch.bfloat16, device=ws.device)
+    else:
+        check_tensor("out", out, torch.bfloat16)
+        if out.shape != ws.shape:
+            raise ValueError(f"out must have shape {tuple(ws.shape)}, got {tuple(out.shape)}")
+    check_devices(ws=ws, out=out)
+    rows = ws.numel() // c if c else 0
+    if rows == 0:
+        return out
+    _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
+                    [ws.view(rows, c), out.view(rows, c)], ws.device.index, _stream(ws.device))
+    return out

@@ -1,0 +1,97 @@
+"""Argument checks and the kernel ABI, without a GPU."""
+import ctypes
+import ctypes.util
+
+import pytest
+import torch
+
+import sparse_mla
+from sparse_mla import _runtime
+
+
+def bf16(*shape):
+    return torch.randn(*shape).to(torch.bfloat16)
+
+
+def test_manifests_describe_the_compiled_kernels():
+    kernels = sparse_mla.load_manifest()
+    pre = kernels["sparse_mla_preprocess"]
+    assert pre["threads"] == 128
+    assert [a["kind"] for a in pre["args"]] == ["memref", "memref", "memref"]
+    assert [a["dtype"] for a in pre["args"]] == ["bf16", "bf16", "f32"]
+    post = kernels["sparse_mla_postprocess"]
+    assert [a["rank"] for a in post["args"]] == [2, 2]
+
+
+def test_memrefs_are_passed_as_descriptors():
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    ws = torch.zeros(5, 24)
+    out = torch.zeros(5, 24, dtype=torch.bfloat16)
+    values = _runtime.pack_args(kernel, [ws, out])
+    assert len(values) == 2 * (3 + 2 + 2)
+    assert values[0].value == values[1].value == ws.data_ptr()
+    assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
+    assert values[7].value == out.data_ptr()
+
+
+def test_wrong_rank_for_the_abi_is_rejected():
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    with pytest.raises(sparse_mla.KernelError, match="rank 2"):
+        _runtime.pack_args(kernel, [torch.zeros(3), torch.zeros(3)])
+    with pytest.raises(sparse_mla.KernelError, match="takes 2 arguments"):
+        _runtime.pack_args(kernel, [torch.zeros(3, 8)])
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda o, do: ("x", do), "o must be a torch.Tensor"),
+    (lambda o, do: (o.float(), do), "o must be torch.bfloat16"),
+    (lambda o, do: (o, do.half()), "do must be torch.bfloat16"),
+    (lambda o, do: (o, do[:8]), "do must have the shape of o"),
+    (lambda o, do: (o.t(), do.t()), "o must be contiguous"),
+    (lambda o, do: (o[:, :12].contiguous(), do[:, :12].contiguous()), "multiple of 8"),
+    (lambda o, do: (o, do), "o must be on a CUDA device"),
+])
+def test_preprocess_rejects_bad_arguments(bad, match):
+    o, do = bf16(16, 16), bf16(16, 16)
+    with pytest.raises((TypeError, ValueError), match=match):
+        sparse_mla.preprocess(*bad(o, do))
+
+
+def test_postprocess_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="ws must be torch.float32"):
+        sparse_mla.postprocess(bf16(4, 8))
+    with pytest.raises(ValueError, match="multiple of 8"):
+        sparse_mla.postprocess(torch.zeros(4, 6))
+    with pytest.raises(ValueError, match="ws must be contiguous"):
+        sparse_mla.postprocess(torch.zeros(8, 16)[:, ::2])
+    with pytest.raises(TypeError, match="out must be torch.bfloat16"):
+        sparse_mla.postprocess(torch.zeros(4, 8), out=torch.zeros(4, 8))
+    with pytest.raises(ValueError, match="ws must be on a CUDA device"):
+        sparse_mla.postprocess(torch.zeros(4, 8))
+
+
+def test_misaligned_tensors_are_rejected():
+    base = torch.zeros(17 * 8, dtype=torch.float32)
+    ws = base[1:1 + 16 * 8].view(16, 8)
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        sparse_mla.postprocess(ws)
+
+
+def test_missing_runtime_library_is_a_kernel_error(monkeypatch):
+    monkeypatch.setenv("SPARSE_MLA_RUNTIME", "/nonexistent/libsparse_mla_runtime.so")
+    _runtime._library.cache_clear()
+    try:
+        with pytest.raises(sparse_mla.KernelError, match="cannot load the sparse-mla runtime"):
+            _runtime._library()
+    finally:
+        _runtime._library.cache_clear()
+
+
+def test_runtime_reports_a_missing_driver(monkeypatch):
+    # The bundled runtime opens the driver lazily; without one the error says so.
+    if ctypes.util.find_library("cuda"):
+        pytest.skip("a CUDA driver is installed")
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    ws, out = torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.bfloat16)
+    with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
+        _runtime.launch("sparse_mla_postprocess", [1], [ws, out], 0, 0)
