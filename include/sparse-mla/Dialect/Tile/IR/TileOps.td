@@ -83,7 +83,7 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure,
   let summary = "A register tile with every element equal to a scalar";
   let arguments = (ins AnyType:$value);
   let results = (outs Tile_RegTile:$result);
-  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let assemblyFormat = "$value attr-dict `:` qualified(type($result))";
 }
 
 def Tile_MapOp : Tile_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> {
@@ -107,7 +107,7 @@ def Tile_MapOp : Tile_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]
   let results = (outs Tile_RegTile:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $inputs attr-dict `:` type($inputs) `->` type($result) $body
+    $inputs attr-dict `:` qualified(type($inputs)) `->` qualified(type($result)) $body
   }];
   let hasVerifier = 1;
 }
@@ -117,7 +117,7 @@ def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
   let summary = "Yields values from a tile region";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
-  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
 }
 
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
@@ -128,7 +128,7 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   }];
   let arguments = (ins Tile_RegTile:$source, ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
   let results = (outs Tile_RegTile:$result);
-  let assemblyFormat = "$source `along` $dim attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source `along` $dim attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -140,7 +140,7 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let arguments = (ins Tile_RegTile:$source, Tile_ReduceKindAttr:$kind,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
   let results = (outs Tile_RegTile:$result);
-  let assemblyFormat = "$kind $source `along` $dim attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$kind $source `along` $dim attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -163,7 +163,7 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = [{
     $source `[` $indices `]` (`bounds` `[` $bounds^ `]`)? (`pad` $pad^)?
-    attr-dict `:` type($source) (`,` type($pad)^)? `->` type($result)
+    attr-dict `:` qualified(type($source)) (`,` qualified(type($pad))^)? `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -180,7 +180,7 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
                        Variadic<Index>:$indices, Variadic<Index>:$bounds);
   let assemblyFormat = [{
     $value `,` $dest `[` $indices `]` (`bounds` `[` $bounds^ `]`)?
-    attr-dict `:` type($value) `,` type($dest)
+    attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
@@ -197,7 +197,7 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
                        Tile_RegTile:$rows, Index:$column);
   let assemblyFormat = [{
     $value `,` $dest `[` $rows `,` $column `]` attr-dict `:`
-    type($value) `,` type($dest) `,` type($rows)
+    qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
   }];
   let hasVerifier = 1;
 }
@@ -215,7 +215,7 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   }];
   let arguments = (ins OptionalAttr<I64Attr>:$offset);
   let results = (outs Tile_SmemTile:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -229,7 +229,7 @@ def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
   }];
   let arguments = (ins Tile_SmemTile:$source, Variadic<Index>:$offsets);
   let results = (outs Tile_SmemTile:$result);
-  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` type($source) `to` type($result)";
+  let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `to` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -237,7 +237,7 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
   let summary = "Loads a shared-memory tile into registers";
   let arguments = (ins Tile_SmemTile:$source);
   let results = (outs Tile_RegTile:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -250,7 +250,7 @@ def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
     `tile.barrier`.
   }];
   let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest);
-  let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
+  let assemblyFormat = "$value `,` $dest attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
   let hasVerifier = 1;
 }
 
@@ -267,7 +267,7 @@ def Tile_AsyncCopyOp : Tile_Op<"async_copy", [AttrSizedOperandSegments]> {
   let results = (outs Tile_Token:$token);
   let assemblyFormat = [{
     $source `[` $indices `]` (`bound` $bound^)? `into` $dest attr-dict `:`
-    type($source) `,` type($dest)
+    qualified(type($source)) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
@@ -286,7 +286,7 @@ def Tile_GatherRowsOp : Tile_Op<"gather_rows", []> {
   let results = (outs Tile_Token:$token);
   let assemblyFormat = [{
     $source `[` $rows `,` $column `]` `into` $dest attr-dict `:`
-    type($source) `,` type($rows) `,` type($dest)
+    qualified(type($source)) `,` qualified(type($rows)) `,` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
@@ -337,7 +337,7 @@ def Tile_GemmOp : Tile_Op<"gemm", [
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
   }];
   let hasVerifier = 1;
 }

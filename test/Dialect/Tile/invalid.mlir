@@ -1,0 +1,429 @@
+// RUN: sparse-mla-opt %s -split-input-file -verify-diagnostics
+// One case per verifier rule of the tile dialect.
+
+// expected-error @+1 {{register tiles are 1-D or 2-D}}
+func.func private @f(!tile.reg<2x2x2xf32>)
+// -----
+// expected-error @+1 {{register tile dimensions must be positive}}
+func.func private @f(!tile.reg<0x4xf32>)
+// -----
+// expected-error @+1 {{register tile layout must be}}
+func.func private @f(!tile.reg<64x64xf32, #tile.shared<swizzle = 0, pitch = 16, block_stride = 16>>)
+// -----
+// expected-error @+1 {{#tile.mma needs a 2-D tile of 64k rows and 8n columns}}
+func.func private @f(!tile.reg<32x64xf32, #tile.mma>)
+// -----
+// expected-error @+1 {{do not tile}}
+func.func private @f(!tile.reg<4x64xf32, #tile.blocked<vector = 4, lanes = 16>>)
+// -----
+// expected-error @+1 {{vector must be a power of two up to 16}}
+func.func private @f(!tile.reg<64x64xf32, #tile.blocked<vector = 3, lanes = 16>>)
+// -----
+// expected-error @+1 {{lanes must be a power of two up to 128}}
+func.func private @f(!tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 12>>)
+// -----
+// expected-error @+1 {{slice dim must be 0 or 1}}
+func.func private @f(!tile.reg<64xf32, #tile.slice<dim = 2, parent = #tile.mma>>)
+// -----
+// expected-error @+1 {{slice parent must be #tile.blocked or #tile.mma}}
+func.func private @f(!tile.reg<64xf32, #tile.slice<dim = 1, parent = unit>>)
+// -----
+// expected-error @+1 {{shared tiles are 2-D, or 3-D rings of stages}}
+func.func private @f(!tile.smem<64xbf16>)
+// -----
+// expected-error @+1 {{shared tile elements must be integers or floats of at least 8 bits}}
+func.func private @f(!tile.smem<64x64xi1>)
+// -----
+// expected-error @+1 {{swizzle must be 0, 32, 64 or 128 bytes}}
+func.func private @f(!tile.smem<64x64xbf16, #tile.shared<swizzle = 16, pitch = 16, block_stride = 1024>>)
+// -----
+// expected-error @+1 {{a swizzled tile has a pitch of one swizzle width}}
+func.func private @f(!tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 64, block_stride = 1024>>)
+// -----
+// expected-error @+1 {{pitch and block_stride must be positive multiples of 16 bytes}}
+func.func private @f(!tile.smem<64x64xbf16, #tile.shared<swizzle = 0, pitch = 8, block_stride = 8>>)
+// -----
+// expected-error @+1 {{rows of 32 bytes are not whole blocks of the 64-byte swizzle}}
+func.func private @f(!tile.smem<64x16xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>)
+// -----
+// expected-error @+1 {{shared tile layout must be #tile.shared}}
+func.func private @f(!tile.smem<64x64xbf16, #tile.mma>)
+// -----
+// expected-error @+1 {{argument #0: tensors are memrefs with the identity layout}}
+tile.kernel @k(%a: memref<4xf32, 3>) warpgroups(1) {}
+// -----
+// expected-error @+1 {{argument #0 must be a memref or a scalar}}
+tile.kernel @k(%a: vector<4xf32>) warpgroups(1) {}
+// -----
+// expected-error @+1 {{'tile.kernel' op attribute 'warpgroups' failed to satisfy constraint}}
+tile.kernel @k() warpgroups(5) {}
+// -----
+tile.kernel @k(%x: !tile.reg<64x64xf32>) warpgroups(1) {}
+// expected-error @-1 {{argument #0 must be a memref or a scalar}}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>, %b: !tile.reg<64x32xf32>) {
+  // expected-error @+1 {{input #1 has shape other than the result}}
+  %r = tile.map %a, %b : !tile.reg<64x64xf32>, !tile.reg<64x32xf32> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f32, %y: f32):
+    tile.yield %x : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32, #tile.mma>) {
+  // expected-error @+1 {{input #0 has a layout other than the result}}
+  %r = tile.map %a : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f32):
+    tile.yield %x : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{body takes 2 arguments for 1 inputs}}
+  %r = tile.map %a : !tile.reg<64x64xf32> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f32, %y: f32):
+    tile.yield %x : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{body argument #0 must have the element type of input #0}}
+  %r = tile.map %a : !tile.reg<64x64xf32> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f16):
+    %e = arith.extf %x : f16 to f32
+    tile.yield %e : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{body must yield one value of the result element type}}
+  %r = tile.map %a : !tile.reg<64x64xf32> -> !tile.reg<64x64xbf16> {
+  ^bb0(%x: f32):
+    tile.yield %x : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>, %m: memref<4xf32>) {
+  %r = tile.map %a : !tile.reg<64x64xf32> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f32):
+    %c = arith.constant 0 : index
+    // expected-error @+1 {{is not allowed in a tile.map body}}
+    %y = memref.load %m[%c] : memref<4xf32>
+    tile.yield %y : f32
+  }
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{broadcasts a 1-D tile to a 2-D tile}}
+  %r = tile.broadcast %a along 1 : !tile.reg<64x64xf32> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<32xf32>) {
+  // expected-error @+1 {{source of 32 elements does not match the 64 of result dimension 0}}
+  %r = tile.broadcast %a along 1 : !tile.reg<32xf32> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64xf32>) {
+  // expected-error @+1 {{source and result element types differ}}
+  %r = tile.broadcast %a along 1 : !tile.reg<64xf32> -> !tile.reg<64x64xf16>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64xf32, #tile.slice<dim = 0, parent = #tile.mma>>) {
+  // expected-error @+1 {{source layout must be the slice of the result layout}}
+  %r = tile.broadcast %a along 1 : !tile.reg<64xf32, #tile.slice<dim = 0, parent = #tile.mma>> -> !tile.reg<64x64xf32, #tile.mma>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64xf32>) {
+  // expected-error @+1 {{reduces a 2-D tile to a 1-D tile}}
+  %r = tile.reduce add %a along 1 : !tile.reg<64xf32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xi32>) {
+  // expected-error @+1 {{reduces float tiles}}
+  %r = tile.reduce add %a along 1 : !tile.reg<64x64xi32> -> !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x32xf32>) {
+  // expected-error @+1 {{result of 32 elements does not match the 64 of source dimension 0}}
+  %r = tile.reduce add %a along 1 : !tile.reg<64x32xf32> -> !tile.reg<32xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x32xf32>) {
+  // expected-error @+1 {{source and result element types differ}}
+  %r = tile.reduce add %a along 1 : !tile.reg<64x32xf32> -> !tile.reg<64xf16>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xf32, #tile.mma>) {
+  // expected-error @+1 {{result layout must be the slice of the source layout}}
+  %r = tile.reduce add %a along 1 : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64xf32, #tile.slice<dim = 0, parent = #tile.mma>>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{needs 2 indices for a rank-2 memref, got 1}}
+  %r = tile.load %m[%i] : memref<?x?xf32> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{tile rank exceeds the memref rank}}
+  %r = tile.load %m[%i] : memref<?xf32> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf32>, %i: index, %p: f32) {
+  // expected-error @+1 {{needs one bound per tile dimension (2), got 1}}
+  %r = tile.load %m[%i, %i] bounds [%i] pad %p : memref<?x?xf32>, f32 -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf16>, %i: index) {
+  // expected-error @+1 {{tile and memref element types differ}}
+  %r = tile.load %m[%i, %i] : memref<?x?xf16> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf32>, %i: index, %p: f16) {
+  // expected-error @+1 {{pad value must have the tile element type}}
+  %r = tile.load %m[%i, %i] bounds [%i, %i] pad %p : memref<?x?xf32>, f16 -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{bounded loads need a pad value}}
+  %r = tile.load %m[%i, %i] bounds [%i, %i] : memref<?x?xf32> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf16>, %i: index) {
+  // expected-error @+1 {{tile and memref element types differ}}
+  tile.store %v, %m[%i, %i] : !tile.reg<64x64xf32>, memref<?x?xf16>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %i: index) {
+  // expected-error @+1 {{adds a 2-D f32 tile}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf16>, %r: !tile.reg<64xi32>, %i: index) {
+  // expected-error @+1 {{destination must be a 2-D f32 memref}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32>, memref<?x?xf16>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi64>, %i: index) {
+  // expected-error @+1 {{row indices must be a 1-D tile of i32}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi64>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<32xi32>, %i: index) {
+  // expected-error @+1 {{has 32 row indices for 64 rows}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<32xi32>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @+1 {{offset must be a non-negative multiple of 1024 bytes}}
+  %a = tile.alloc {offset = 100 : i64} : !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{needs one offset per source dimension (2), got 1}}
+  %r = tile.slice %s[%i] : !tile.smem<64x64xbf16> to !tile.smem<32x64xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{source and result element types differ}}
+  %r = tile.slice %s[%i, %i] : !tile.smem<64x64xbf16> to !tile.smem<32x64xf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{result dimension 0 (128) exceeds the source (64)}}
+  %r = tile.slice %s[%i, %i] : !tile.smem<64x64xbf16> to !tile.smem<128x64xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
+  %c48 = arith.constant 48 : index
+  // expected-error @+1 {{slice of dimension 0 at 48 runs out of the source}}
+  %r = tile.slice %s[%c48, %i] : !tile.smem<64x64xbf16> to !tile.smem<32x64xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>) {
+  // expected-error @+1 {{reads a 2-D shared tile into a register tile of the same shape}}
+  %r = tile.read %s : !tile.smem<64x64xbf16> -> !tile.reg<64x32xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<64x64xbf16>) {
+  // expected-error @+1 {{source and result element types differ}}
+  %r = tile.read %s : !tile.smem<64x64xbf16> -> !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x32xf32>, %s: !tile.smem<64x64xbf16>) {
+  // expected-error @+1 {{writes a register tile into a 2-D shared tile of the same shape}}
+  tile.write %v, %s : !tile.reg<64x32xf32>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xbf16>, %s: !tile.smem<64x64xf32>) {
+  // expected-error @+1 {{can only convert f32 to bf16 or f16 on the way}}
+  tile.write %v, %s : !tile.reg<64x64xbf16>, !tile.smem<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xbf16>, %s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{source must have at least 2 dimensions}}
+  %t = tile.async_copy %m[%i] into %s : memref<?xbf16>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xbf16>, %s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{needs 2 indices, got 1}}
+  %t = tile.async_copy %m[%i] into %s : memref<?x?xbf16>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xbf16>, %s: !tile.smem<2x64x64xbf16>, %i: index) {
+  // expected-error @+1 {{destination must be a 2-D shared tile}}
+  %t = tile.async_copy %m[%i, %i] into %s : memref<?x?xbf16>, !tile.smem<2x64x64xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf16>, %s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{source and destination element types differ}}
+  %t = tile.async_copy %m[%i, %i] into %s : memref<?x?xf16>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xbf16>, %s: !tile.smem<64x4xbf16>, %i: index) {
+  // expected-error @+1 {{copies whole 16-byte chunks; rows of 8 bytes are not}}
+  %t = tile.async_copy %m[%i, %i] into %s : memref<?x?xbf16>, !tile.smem<64x4xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?x?xbf16>, %r: !tile.reg<64xi32>, %s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{source must be a 2-D memref}}
+  %t = tile.gather_rows %m[%r, %i] into %s : memref<?x?x?xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xbf16>, %r: !tile.reg<32xi32>, %s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{has 32 row indices for 64 rows}}
+  %t = tile.gather_rows %m[%r, %i] into %s : memref<?x?xbf16>, !tile.reg<32xi32>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  "tile.async_wait"() {pending = -1 : i64} : () -> ()
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<2x64x64xbf16>, %b: !tile.smem<64x64xbf16>, %c: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{operands must be 2-D tiles}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<2x64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xf32>, %b: !tile.smem<64x64xf32>, %c: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{a and b must both be bf16 or both f16}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xf32>, !tile.smem<64x64xf32>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<64x64xbf16>, %c: !tile.reg<64x64xf16>) {
+  // expected-error @+1 {{accumulates in f32}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf16>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x64xbf16>, %b: !tile.smem<64x64xbf16>, %c: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{a register operand cannot be transposed}}
+  %r = tile.gemm %a, %b, %c {transpose_a} : !tile.reg<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<32x64xbf16>, %c: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{contraction sizes differ: 64 vs 32}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<64x32xbf16>, %c: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{accumulator must be 64x32}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<64x32xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<32x64xbf16>, %b: !tile.smem<64x32xbf16>, %c: !tile.reg<32x32xf32>) {
+  // expected-error @+1 {{M (32) must be a multiple of 64}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<32x64xbf16>, !tile.smem<64x32xbf16>, !tile.reg<32x32xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<64x12xbf16>, %c: !tile.reg<64x12xf32>) {
+  // expected-error @+1 {{N (12) must be a multiple of 8 up to 256}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<64x12xbf16>, !tile.reg<64x12xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x24xbf16>, %b: !tile.smem<24x32xbf16>, %c: !tile.reg<64x32xf32>) {
+  // expected-error @+1 {{K (24) must be a multiple of 16}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x24xbf16>, !tile.smem<24x32xbf16>, !tile.reg<64x32xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<64x64xbf16>, %c: !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>) {
+  // expected-error @+1 {{accumulator must have the #tile.mma layout}}
+  %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
+  return
+}
+// -----
+func.func @f(%n: index, %a: !tile.reg<64xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{iter_arg #0 changes type}}
+  %r = "tile.pipelined_for"(%c0, %n, %c0, %a) ({
+  ^bb0(%i: index, %x: !tile.reg<64xf16>):
+    "tile.yield"(%x) : (!tile.reg<64xf16>) -> ()
+  }) {stages = 2 : i64} : (index, index, index, !tile.reg<64xf32>) -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%n: index, %a: !tile.reg<64xf32>, %b: !tile.reg<64xf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{yields values of other types than its results}}
+  %r = tile.pipelined_for %i = %c0 to %n step %c0 stages(2) iter_args(%x = %a) -> (!tile.reg<64xf32>) {
+    tile.yield %b : !tile.reg<64xf16>
+  }
+  return
+}
+// -----
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{attribute 'stages' failed to satisfy constraint}}
+  tile.pipelined_for %i = %c0 to %n step %c0 stages(0) {
+  }
+  return
+}

@@ -1,0 +1,63 @@
+// RUN: sparse-mla-opt %s | sparse-mla-opt | FileCheck %s
+// Every op of the tile dialect prints and parses back.
+
+// CHECK-LABEL: tile.kernel @all_ops
+// CHECK-SAME: warpgroups(2)
+tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memref<?x?xi32>,
+                     %n: index, %s: f32) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m1 = arith.constant -1 : i32
+  // CHECK: tile.block_id  x
+  %b = tile.block_id  x
+  // CHECK: tile.warpgroup_id
+  %w = tile.warpgroup_id
+  // CHECK: tile.alloc : !tile.smem<64x576xbf16>
+  %k = tile.alloc : !tile.smem<64x576xbf16>
+  // CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<2x64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  %ring = tile.alloc {offset = 0 : i64} : !tile.smem<2x64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  // CHECK: tile.slice %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tile.smem<2x64x64xbf16, {{.*}}> to !tile.smem<64x64xbf16, {{.*}}>
+  %st = tile.slice %ring[%c1, %c0, %c0] : !tile.smem<2x64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>> to !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}] pad %{{.*}} : memref<?x?xi32>, i32 -> !tile.reg<64xi32>
+  %rows = tile.load %idx[%b, %c0] bounds [%n] pad %m1 : memref<?x?xi32>, i32 -> !tile.reg<64xi32>
+  // CHECK: tile.gather_rows %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}} : memref<?x576xbf16>, !tile.reg<64xi32>, !tile.smem<64x576xbf16>
+  %t = tile.gather_rows %kv[%rows, %c0] into %k : memref<?x576xbf16>, !tile.reg<64xi32>, !tile.smem<64x576xbf16>
+  // CHECK: tile.async_copy %{{.*}}[%{{.*}}, %{{.*}}] bound %{{.*}} into %{{.*}}
+  %t2 = tile.async_copy %kv[%c0, %c0] bound %n into %k : memref<?x576xbf16>, !tile.smem<64x576xbf16>
+  // CHECK: tile.wait %{{.*}}, %{{.*}}
+  tile.wait %t, %t2
+  // CHECK: tile.async_wait 1
+  tile.async_wait 1
+  // CHECK: tile.barrier
+  tile.barrier
+  // CHECK: tile.splat %{{.*}} : !tile.reg<64x64xf32, #tile.mma>
+  %z = tile.splat %s : !tile.reg<64x64xf32, #tile.mma>
+  // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
+  %acc = tile.gemm %k, %k, %z {transpose_b} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
+  // CHECK: tile.map
+  %e = tile.map %acc : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma> {
+  ^bb0(%x: f32):
+    %y = math.exp2 %x : f32
+    tile.yield %y : f32
+  }
+  // CHECK: tile.reduce  max %{{.*}} along 1 : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64xf32, #tile.slice<dim = 1, parent = #tile.mma>>
+  %r = tile.reduce  max %e along 1 : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64xf32, #tile.slice<dim = 1, parent = #tile.mma>>
+  // CHECK: tile.broadcast %{{.*}} along 1
+  %bc = tile.broadcast %r along 1 : !tile.reg<64xf32, #tile.slice<dim = 1, parent = #tile.mma>> -> !tile.reg<64x64xf32, #tile.mma>
+  // CHECK: tile.write
+  tile.write %bc, %st : !tile.reg<64x64xf32, #tile.mma>, !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  // CHECK: tile.read
+  %rd = tile.read %st : !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>> -> !tile.reg<64x64xbf16, #tile.mma>
+  // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
+  tile.scatter_add_rows %bc, %ws[%rows, %c0] : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
+  // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}]
+  tile.store %bc, %ws[%c0, %c0] bounds [%n, %n] : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>
+  // CHECK: tile.pipelined_for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} stages(2) iter_args(%{{.*}} = %{{.*}}) -> (!tile.reg<64x64xf32, #tile.mma>)
+  %sum = tile.pipelined_for %i = %c0 to %n step %c1 stages(2) iter_args(%a = %z) -> (!tile.reg<64x64xf32, #tile.mma>) {
+    // CHECK: tile.yield %{{.*}} : !tile.reg<64x64xf32, #tile.mma>
+    tile.yield %a : !tile.reg<64x64xf32, #tile.mma>
+  }
+  // CHECK: tile.pipelined_for %{{.*}} stages(1) {
+  tile.pipelined_for %i = %c0 to %n step %c1 stages(1) {
+  }
+}
