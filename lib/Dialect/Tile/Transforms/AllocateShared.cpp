@@ -32,7 +32,7 @@ struct TileAllocateSharedPass
     });
     if (total > limit) {
       kernel.emitOpError("needs ")
-          << total << " bytes of shared memory, more than the " << limit
+          << total << " bytes of shared memory, more than the " << limit.getValue()
           << " a CTA may use";
       return signalPassFailure();
     }

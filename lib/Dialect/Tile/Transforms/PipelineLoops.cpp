@@ -99,9 +99,10 @@ struct Pipeliner {
         b.clone(*op, map);
         continue;
       }
+      Value dst = dest(destOf(op));
       Operation *copy = b.clone(*op, map);
       if (auto gather = dyn_cast<GatherRowsOp>(copy)) {
-        gather.getDestMutable().assign(dest(destOf(op)));
+        gather.getDestMutable().assign(dst);
         // Past the end: every row index becomes -1, so nothing is read.
         Value rows = gather.getRows();
         auto type = cast<RegTileType>(rows.getType());
@@ -117,7 +118,7 @@ struct Pipeliner {
         b.setInsertionPointAfter(gather);
       } else {
         auto ac = cast<AsyncCopyOp>(copy);
-        ac.getDestMutable().assign(dest(destOf(op)));
+        ac.getDestMutable().assign(dst);
         b.setInsertionPoint(ac);
         Value bound = ac.getBound();
         if (!bound)
@@ -175,6 +176,8 @@ struct Pipeliner {
 
     auto forOp = scf::ForOp::create(b, loc, lb, ub, step, loop.getInitArgs());
     Block *newBody = forOp.getBody();
+    if (!newBody->empty())
+      newBody->getTerminator()->erase(); // the implicit yield: ours follows
     OpBuilder fb = OpBuilder::atBlockBegin(newBody);
     Value iv = forOp.getInductionVar();
     Value k = arith::DivUIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);

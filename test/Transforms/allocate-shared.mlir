@@ -1,0 +1,15 @@
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-allocate-shared))' -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: tile.kernel @two
+// CHECK-SAME: tile.shared_bytes = 40960
+// CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<2x64x64xbf16>
+// CHECK: tile.alloc {offset = 16384 : i64} : !tile.smem<64x192xbf16>
+tile.kernel @two() warpgroups(1) {
+  %a = tile.alloc : !tile.smem<2x64x64xbf16>
+  %b = tile.alloc : !tile.smem<64x192xbf16>
+}
+// -----
+// expected-error @+1 {{needs 294912 bytes of shared memory, more than the 232448 a CTA may use}}
+tile.kernel @big() warpgroups(1) {
+  %a = tile.alloc : !tile.smem<256x576xbf16>
+}
