@@ -147,9 +147,9 @@ struct LayoutSolver {
         if (isa<PipelinedForOp>(yield->getParentOp()))
           tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
       } else if (isa<scf::ForOp, PipelinedForOp>(user)) {
-        unsigned firstInit = isa<scf::ForOp>(user) ? 3 : 3;
-        if (use.getOperandNumber() >= firstInit)
-          tieLoop(user, use.getOperandNumber() - firstInit, l);
+        // Operands 0-2 are the bounds and step; the rest are iter_arg inits.
+        if (use.getOperandNumber() >= 3)
+          tieLoop(user, use.getOperandNumber() - 3, l);
       }
     }
   }
