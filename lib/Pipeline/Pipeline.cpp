@@ -7,11 +7,24 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
 
+/// Shared-memory pointers of 32 bits, not 64: a kernel holds dozens of
+/// shared addresses, and 64-bit ones double their registers. The NVPTX
+/// backend has this only as a command-line option.
+static void useShortSharedPointers() {
+  auto &opts = llvm::cl::getRegisteredOptions();
+  auto it = opts.find("nvptx-short-ptr");
+  if (it != opts.end())
+    if (auto *opt = static_cast<llvm::cl::opt<bool> *>(it->second))
+      opt->setValue(true);
+}
+
 void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
+  useShortSharedPointers();
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());

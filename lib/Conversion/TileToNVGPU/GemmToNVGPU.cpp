@@ -43,8 +43,15 @@ struct OperandDescriptor {
     Value start = arith::ShRUIOp::create(
         b, loc, arith::AndIOp::create(b, loc, addr, i64Const(b, loc, 0x3FFFF)),
         i64Const(b, loc, 4));
-    d.base = arith::OrIOp::create(b, loc, start,
-                                  i64Const(b, loc, static_cast<int64_t>(fixed)));
+    Value desc = arith::OrIOp::create(
+        b, loc, start, i64Const(b, loc, static_cast<int64_t>(fixed)));
+    // Opaque to LLVM: else it hoists every (base + k-step) descriptor of
+    // the GEMMs of a loop out of it and keeps them all in registers.
+    d.base = LLVM::InlineAsmOp::create(
+                 b, loc, b.getI64Type(), ValueRange{desc}, "mov.b64 $0, $1;",
+                 "=l,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                 LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+                 .getResult(0);
     return d;
   }
 

@@ -26,6 +26,7 @@ struct Run {
   int64_t first;                    // index of its first element
   SmallVector<Value, 2> coords;     // tile coordinates (i32)
   SmallVector<int64_t, 2> offsets;  // constant part of the coordinates
+  SmallVector<Value, 2> base;       // the thread's part (coords - offsets)
 };
 
 static SmallVector<Run> runsOf(OpBuilder &b, Location loc, Attribute layout,
@@ -33,7 +34,7 @@ static SmallVector<Run> runsOf(OpBuilder &b, Location loc, Attribute layout,
   SmallVector<Value, 2> base = threadBaseCoords(b, loc, layout, te.rank);
   SmallVector<Run> runs;
   for (size_t i = 0; i < te.offsets.size(); i += te.vector) {
-    Run run{static_cast<int64_t>(i), {}, {}};
+    Run run{static_cast<int64_t>(i), {}, {}, base};
     for (unsigned d = 0; d < te.rank; ++d) {
       run.offsets.push_back(te.offsets[i][d]);
       run.coords.push_back(arith::AddIOp::create(
@@ -75,6 +76,16 @@ struct WindowAccess {
     }
     return LLVM::GEPOp::create(b, loc, base.getType(), elt, base,
                                ValueRange{linear});
+  }
+
+  /// Coordinates of the element `k` places after `coords` along the
+  /// innermost dimension (the direction of a thread's runs).
+  static SmallVector<Value, 2> shifted(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> coords, int64_t k) {
+    SmallVector<Value, 2> c(coords);
+    if (k)
+      c.back() = arith::AddIOp::create(b, loc, c.back(), i32Const(b, loc, k));
+    return c;
   }
 
   Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> coords) {
@@ -139,24 +150,42 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
                      adaptor.getBounds(), type.getRank());
     SmallVector<Value> elems(vt.getNumElements());
     Type runType = accessType(elt, te.vector);
+    Value pad = adaptor.getPad();
     for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value ptr = win.pointer(rewriter, loc, elt, run.coords);
-      auto load = [&](OpBuilder &b) -> Value {
-        return LLVM::LoadOp::create(b, loc, runType, ptr, te.vector * bytes);
+      auto load = [&](OpBuilder &b, ArrayRef<Value> coords, unsigned n) -> Value {
+        return LLVM::LoadOp::create(b, loc, accessType(elt, n),
+                                    win.pointer(b, loc, elt, coords), n * bytes);
+      };
+      // In bounds or not, element by element.
+      auto guarded = [&](OpBuilder &b, ArrayRef<Value> coords) -> Value {
+        auto ifOp = scf::IfOp::create(b, loc, elt, win.inBounds(b, loc, coords), true);
+        OpBuilder thenB = ifOp.getThenBodyBuilder();
+        scf::YieldOp::create(thenB, loc, load(thenB, coords, 1));
+        OpBuilder elseB = ifOp.getElseBodyBuilder();
+        scf::YieldOp::create(elseB, loc, pad);
+        return ifOp.getResult(0);
       };
       Value v;
-      if (Value ok = win.inBounds(rewriter, loc, run.coords)) {
-        auto ifOp = scf::IfOp::create(rewriter, loc, runType, ok, true);
-        OpBuilder thenB = ifOp.getThenBodyBuilder();
-        scf::YieldOp::create(thenB, loc, load(thenB));
-        OpBuilder elseB = ifOp.getElseBodyBuilder();
-        Value pad = adaptor.getPad();
-        if (te.vector > 1)
-          pad = vector::BroadcastOp::create(elseB, loc, runType, pad);
-        scf::YieldOp::create(elseB, loc, pad);
-        v = ifOp.getResult(0);
+      if (!pad) {
+        v = load(rewriter, run.coords, te.vector);
+      } else if (te.vector == 1) {
+        v = guarded(rewriter, run.coords);
       } else {
-        v = load(rewriter);
+        // The whole run in bounds: one vector access; else one per element.
+        Value all = win.inBounds(
+            rewriter, loc, WindowAccess::shifted(rewriter, loc, run.coords, te.vector - 1));
+        auto ifOp = scf::IfOp::create(rewriter, loc, runType, all, true);
+        OpBuilder thenB = ifOp.getThenBodyBuilder();
+        scf::YieldOp::create(thenB, loc, load(thenB, run.coords, te.vector));
+        OpBuilder elseB = ifOp.getElseBodyBuilder();
+        SmallVector<Value> parts;
+        for (unsigned k = 0; k < te.vector; ++k)
+          parts.push_back(guarded(elseB, WindowAccess::shifted(elseB, loc, run.coords, k)));
+        scf::YieldOp::create(elseB, loc,
+                             vector::FromElementsOp::create(elseB, loc,
+                                                            cast<VectorType>(runType), parts)
+                                 .getResult());
+        v = ifOp.getResult(0);
       }
       insertRun(rewriter, loc, elems, v, run.first);
     }
@@ -197,13 +226,43 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
     WindowAccess win(rewriter, loc, adaptor.getDest(), adaptor.getIndices(),
                      adaptor.getBounds(), type.getRank());
     Value owner = ownerPredicate(rewriter, loc, type.getLayout());
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value ptr = win.pointer(rewriter, loc, elt, run.coords);
-      Value v = extractRun(rewriter, loc, adaptor.getValue(), run.first, te.vector);
-      Value cond = andOpt(rewriter, loc, owner, win.inBounds(rewriter, loc, run.coords));
-      ifThen(rewriter, loc, cond, [&](OpBuilder &b) {
-        LLVM::StoreOp::create(b, loc, v, ptr, te.vector * bytes);
+    auto storeIf = [&](OpBuilder &b, Value cond, Value v, ArrayRef<Value> coords,
+                       unsigned n) {
+      ifThen(b, loc, cond, [&](OpBuilder &bb) {
+        LLVM::StoreOp::create(bb, loc, v, win.pointer(bb, loc, elt, coords), n * bytes);
       });
+    };
+    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
+      // Element by element: transposed runs are strided in memory.
+      auto each = [&](OpBuilder &b) {
+        for (unsigned k = 0; k < te.vector; ++k) {
+          SmallVector<Value, 2> c = WindowAccess::shifted(b, loc, run.coords, k);
+          if (op.getTranspose())
+            std::swap(c[0], c[1]);
+          Value v = vector::ExtractOp::create(b, loc, adaptor.getValue(), run.first + k);
+          storeIf(b, andOpt(b, loc, owner, win.inBounds(b, loc, c)), v, c, 1);
+        }
+      };
+      if (op.getTranspose() || (te.vector > 1 && !win.bounds.empty())) {
+        if (op.getTranspose() || te.vector == 1) {
+          each(rewriter);
+          continue;
+        }
+        // The whole run in bounds: one vector access; else one per element.
+        Value all = win.inBounds(
+            rewriter, loc, WindowAccess::shifted(rewriter, loc, run.coords, te.vector - 1));
+        auto ifOp = scf::IfOp::create(rewriter, loc, all, /*withElseRegion=*/true);
+        OpBuilder thenB = ifOp.getThenBodyBuilder();
+        storeIf(thenB, owner,
+                extractRun(thenB, loc, adaptor.getValue(), run.first, te.vector),
+                run.coords, te.vector);
+        OpBuilder elseB = ifOp.getElseBodyBuilder();
+        each(elseB);
+        continue;
+      }
+      storeIf(rewriter, andOpt(rewriter, loc, owner, win.inBounds(rewriter, loc, run.coords)),
+              extractRun(rewriter, loc, adaptor.getValue(), run.first, te.vector),
+              run.coords, te.vector);
     }
     rewriter.eraseOp(op);
     return success();
@@ -318,11 +377,26 @@ struct SliceLowering : public OpConversionPattern<SliceOp> {
 };
 
 /// Shared-memory address of each run of a register tile in a shared tile.
+/// Where the run's constant offset moves by whole swizzle atoms, the
+/// address is the thread's base address plus a constant, which ptxas folds
+/// into the instruction; else it is computed in full.
 static Value sharedRunPointer(OpBuilder &b, Location loc, Value base,
                               SmemTileType type, const Run &run) {
-  Value off = sharedByteOffset(b, loc, type.getSharedLayout(),
-                               getElementBytes(type.getElementType()),
-                               run.coords[0], run.coords[1]);
+  SharedLayoutAttr layout = type.getSharedLayout();
+  unsigned e = getElementBytes(type.getElementType());
+  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
+  int64_t dr = run.offsets[0], dc = run.offsets[1] * e;
+  int64_t delta = (dc / width) * layout.getBlockStride() + dr * layout.getPitch();
+  // The swizzle XORs bits 4.. with bits 7.. of the offset: a delta that
+  // leaves those bits alone commutes with it.
+  int64_t period = layout.getSwizzle() ? 8 * layout.getSwizzle() : 1;
+  if (dc % width == 0 && delta % period == 0) {
+    Value off = sharedByteOffset(b, loc, layout, e, run.base[0], run.base[1]);
+    if (delta)
+      off = arith::AddIOp::create(b, loc, off, i32Const(b, loc, delta));
+    return bytePointer(b, loc, base, off);
+  }
+  Value off = sharedByteOffset(b, loc, layout, e, run.coords[0], run.coords[1]);
   return bytePointer(b, loc, base, off);
 }
 
@@ -372,23 +446,47 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
   }
 };
 
+/// Warpgroups of the CTA that runs `op` (from its gpu.func's block size).
+static int64_t warpgroupsOf(Operation *op) {
+  auto func = op->getParentOfType<gpu::GPUFuncOp>();
+  std::optional<ArrayRef<int32_t>> size =
+      func ? func.getKnownBlockSize() : std::nullopt;
+  return size && !size->empty() ? std::max<int64_t>(1, (*size)[0] / 128) : 1;
+}
+
 /// cp.async of 16-byte chunks into a shared tile; `source` gives, for each
-/// chunk, the global pointer to read and whether to read it at all.
+/// chunk, the global pointer to read and whether to read it at all. Shared
+/// tiles belong to the CTA, so its warpgroups split the chunks: warpgroup w
+/// copies every W-th run of the coalesced layout, starting at run w.
 static void emitAsyncCopy(
-    ConversionPatternRewriter &rewriter, Location loc, SmemTileType dst,
-    Value dstBase,
-    function_ref<std::pair<Value, Value>(const Run &, int64_t)> source) {
+    ConversionPatternRewriter &rewriter, Location loc, Operation *op,
+    SmemTileType dst, Value dstBase,
+    function_ref<std::pair<Value, Value>(OpBuilder &, const Run &)> source) {
   MLIRContext *ctx = rewriter.getContext();
   unsigned e = getElementBytes(dst.getElementType());
   BlockedLayoutAttr layout = getCoalescedLayout(ctx, dst.getShape(), e);
   ThreadElements te = *getThreadElements(layout, dst.getShape());
-  Value sixteen = i32Const(rewriter, loc, 16), zero = i32Const(rewriter, loc, 0);
-  for (Run &run : runsOf(rewriter, loc, layout, te)) {
-    auto [ptr, valid] = source(run, run.first);
+  int64_t groups = warpgroupsOf(op);
+  Value wg;
+  if (groups > 1)
+    wg = arith::DivUIOp::create(
+        rewriter, loc,
+        toI32(rewriter, loc, gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x)),
+        i32Const(rewriter, loc, 128));
+  SmallVector<Run> runs = runsOf(rewriter, loc, layout, te);
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    Value mine;
+    if (groups > 1)
+      mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,
+                                   i32Const(rewriter, loc, i % groups));
     Value dstPtr = sharedRunPointer(rewriter, loc, dstBase, dst, run);
-    Value size = arith::SelectOp::create(rewriter, loc, valid, sixteen, zero);
-    NVVM::CpAsyncOp::create(rewriter, loc, dstPtr, ptr, 16u,
-                            NVVM::LoadCacheModifierKind::CG, size);
+    ifThen(rewriter, loc, mine, [&](OpBuilder &b) {
+      auto [ptr, valid] = source(b, run);
+      Value size = arith::SelectOp::create(b, loc, valid, i32Const(b, loc, 16),
+                                           i32Const(b, loc, 0));
+      NVVM::CpAsyncOp::create(b, loc, dstPtr, ptr, 16u,
+                              NVVM::LoadCacheModifierKind::CG, size);
+    });
   }
   NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
 }
@@ -409,14 +507,14 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       bounds.push_back(adaptor.getBound());
     WindowAccess win(rewriter, loc, adaptor.getSource(), adaptor.getIndices(),
                      bounds, 2);
-    emitAsyncCopy(rewriter, loc, dst, adaptor.getDest(),
-                  [&](const Run &run, int64_t) -> std::pair<Value, Value> {
-                    Value ptr = win.pointer(rewriter, loc, elt, run.coords);
-                    Value ok = win.inBounds(rewriter, loc, run.coords);
+    emitAsyncCopy(rewriter, loc, op, dst, adaptor.getDest(),
+                  [&](OpBuilder &b, const Run &run) -> std::pair<Value, Value> {
+                    Value ptr = win.pointer(b, loc, elt, run.coords);
+                    Value ok = win.inBounds(b, loc, run.coords);
                     if (!ok)
-                      return {ptr, arith::ConstantIntOp::create(rewriter, loc, 1, 1)};
+                      return {ptr, arith::ConstantIntOp::create(b, loc, 1, 1)};
                     // Masked rows read nothing; point them at the base anyway.
-                    ptr = arith::SelectOp::create(rewriter, loc, ok, ptr, win.base);
+                    ptr = arith::SelectOp::create(b, loc, ok, ptr, win.base);
                     return {ptr, ok};
                   });
     rewriter.replaceOp(op, i32Const(rewriter, loc, 0));
@@ -439,21 +537,18 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
     Value pitch = memrefDim(rewriter, loc, adaptor.getSource(), 1);
     Value column = toI64(rewriter, loc, adaptor.getColumn());
     emitAsyncCopy(
-        rewriter, loc, dst, adaptor.getDest(),
-        [&](const Run &run, int64_t) -> std::pair<Value, Value> {
+        rewriter, loc, op, dst, adaptor.getDest(),
+        [&](OpBuilder &b, const Run &run) -> std::pair<Value, Value> {
           Value row = vector::ExtractOp::create(
-              rewriter, loc, adaptor.getRows(),
-              slicePosition(rowsTe, run.offsets[0]));
-          Value valid = arith::CmpIOp::create(
-              rewriter, loc, arith::CmpIPredicate::sge, row, i32Const(rewriter, loc, 0));
-          Value safeRow = arith::SelectOp::create(rewriter, loc, valid, row,
-                                                  i32Const(rewriter, loc, 0));
+              b, loc, adaptor.getRows(), slicePosition(rowsTe, run.offsets[0]));
+          Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                              row, i32Const(b, loc, 0));
+          Value safeRow =
+              arith::SelectOp::create(b, loc, valid, row, i32Const(b, loc, 0));
           Value linear = arith::AddIOp::create(
-              rewriter, loc,
-              arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, safeRow), pitch),
-              arith::AddIOp::create(rewriter, loc, column,
-                                    toI64(rewriter, loc, run.coords[1])));
-          Value ptr = LLVM::GEPOp::create(rewriter, loc, base.getType(), elt, base,
+              b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, safeRow), pitch),
+              arith::AddIOp::create(b, loc, column, toI64(b, loc, run.coords[1])));
+          Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), elt, base,
                                           ValueRange{linear});
           return {ptr, valid};
         });
@@ -477,6 +572,11 @@ struct BarrierLowering : public OpConversionPattern<BarrierOp> {
   LogicalResult
   matchAndRewrite(BarrierOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Shared tiles written by threads may next be read by wgmma (the async
+    // proxy): the fence orders the writes for it.
+    NVVM::FenceProxyOp::create(
+        rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
     rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
     return success();
   }

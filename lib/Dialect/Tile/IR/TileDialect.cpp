@@ -356,8 +356,10 @@ LogicalResult LoadOp::verify() {
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyWindow(*this, cast<MemRefType>(getDest().getType()),
-                      cast<RegTileType>(getValue().getType()),
+  auto tile = cast<RegTileType>(getValue().getType());
+  if (getTranspose() && tile.getRank() != 2)
+    return emitOpError("transposes only 2-D tiles");
+  return verifyWindow(*this, cast<MemRefType>(getDest().getType()), tile,
                       getIndices().size(), getBounds().size());
 }
 

@@ -3,7 +3,8 @@
 // Register layouts are found by constraint propagation: a few ops fix the
 // layout of their tiles (GEMM accumulators, gather indices), the others tie
 // layouts together (maps, loops: equal; reductions, broadcasts, scatter
-// indices: slice of). Cheap producers demanded in two layouts are cloned.
+// indices: slice of). Cheap producers demanded in two layouts are cloned,
+// with the side-effect-free chains (maps, broadcasts) that lead to them.
 // Whatever is left free gets the coalesced layout of its shape.
 //
 //===----------------------------------------------------------------------===//
@@ -72,7 +73,7 @@ struct LayoutSolver {
 
   void conflict(Value v, Attribute l, OpOperand *use) {
     Operation *def = v.getDefiningOp();
-    if (use && def && isa<LoadOp, SplatOp, ReadOp>(def)) {
+    if (use && def && isa<LoadOp, SplatOp, ReadOp, MapOp, BroadcastOp>(def)) {
       OpBuilder b(use->getOwner());
       Operation *clone = b.clone(*def);
       use->set(clone->getResult(0));

@@ -156,7 +156,7 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
     dimensions cover the trailing memref dimensions. Where `bounds` are
     given (one per tile dimension, absolute indices into those memref
     dimensions), elements at or past the bound are not read and take the
-    value `pad`. The innermost bound must be a multiple of 8 elements.
+    value `pad`.
   }];
   let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
                        Variadic<Index>:$bounds, Optional<AnyType>:$pad);
@@ -174,10 +174,14 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
   let description = [{
     Writes the tile into the window that starts at `indices`. Elements at
     or past the `bounds` are not written. Of threads that hold the same
-    element of a sliced tile, one writes it.
+    element of a sliced tile, one writes it. With `transpose`, element
+    (i, j) of a 2-D tile goes to position (j, i) of the window (the bounds
+    are those of the window's dimensions), as when a GEMM computed the
+    transpose of the result for a better M.
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
-                       Variadic<Index>:$indices, Variadic<Index>:$bounds);
+                       Variadic<Index>:$indices, Variadic<Index>:$bounds,
+                       UnitAttr:$transpose);
   let assemblyFormat = [{
     $value `,` $dest `[` $indices `]` (`bounds` `[` $bounds^ `]`)?
     attr-dict `:` qualified(type($value)) `,` qualified(type($dest))

@@ -1,0 +1,117 @@
+"""PyTorch references of the sparse-MLA forward and backward (DESIGN.md
+section 2), in any floating dtype (float64 for the tests, float32 for the
+benchmark's baseline). They process `chunk` query tokens at a time so that
+the gathered keys of long sequences fit in memory."""
+import math
+
+import torch
+
+LN2 = math.log(2.0)
+
+
+def _batched(*tensors):
+    return [t.unsqueeze(0) for t in tensors]
+
+
+def _gather(kv_b, idx, skv, s0, is_causal):
+    """Valid mask [c, G, topk] and gathered keys [c, G, topk, Dqk] of tokens
+    s0 .. s0 + c of one batch."""
+    g = kv_b.shape[1]
+    pos = torch.arange(s0, s0 + idx.shape[0], device=idx.device).view(-1, 1, 1)
+    valid = (idx >= 0) & (idx < skv)
+    if is_causal:
+        valid &= idx <= pos
+    safe = torch.where(valid, idx, torch.zeros_like(idx))
+    groups = torch.arange(g, device=idx.device).view(1, g, 1)
+    return valid, safe, groups, kv_b[safe, groups]
+
+
+def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=512,
+                             lse_base2=True, dtype=torch.float64, chunk=256):
+    """Returns (o in q's dtype, lse float32 [.., S, H]); lse is base 2 (as
+    TileLang's forward returns it) unless lse_base2 is False. Rows without a
+    valid key get o = 0 and lse = -inf."""
+    batched = q.dim() == 4
+    if not batched:
+        q, kv, indices = _batched(q, kv, indices)
+    b_, s_, h, dqk = q.shape
+    skv, g = kv.shape[1], kv.shape[2]
+    hg = h // g
+    sm_scale = dqk ** -0.5 if sm_scale is None else sm_scale
+    o = torch.empty(b_, s_, h, d_v, dtype=q.dtype, device=q.device)
+    lse = torch.empty(b_, s_, h, dtype=torch.float32, device=q.device)
+    for b in range(b_):
+        for s0 in range(0, s_, chunk):
+            idx = indices[b, s0:s0 + chunk].long()
+            c = idx.shape[0]
+            valid, _, _, k = _gather(kv[b], idx, skv, s0, is_causal)
+            k = k.to(dtype)
+            qg = q[b, s0:s0 + c].to(dtype).view(c, g, hg, dqk)
+            s = torch.einsum("cghd,cgkd->cghk", qg, k) * sm_scale
+            s = s.masked_fill(~valid[:, :, None, :], float("-inf"))
+            m = torch.logsumexp(s, dim=-1, keepdim=True)
+            p = torch.where(valid[:, :, None, :], torch.exp(s - m), torch.zeros_like(s))
+            o[b, s0:s0 + c] = torch.einsum("cghk,cgkd->cghd", p, k[..., :d_v]).reshape(
+                c, h, d_v).to(q.dtype)
+            m = m.view(c, h)
+            lse[b, s0:s0 + c] = (m / LN2 if lse_base2 else m).float()
+    if not batched:
+        o, lse = o[0], lse[0]
+    return o, lse
+
+
+def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
+                             lse_base2=True, dtype=torch.float64, chunk=256):
+    """(dq, dkv) in `dtype`, from the same inputs as sparse_mla_bwd."""
+    batched = q.dim() == 4
+    if not batched:
+        q, kv, o, do, indices, lse = _batched(q, kv, o, do, indices, lse)
+    b_, s_, h, dqk = q.shape
+    skv, g = kv.shape[1], kv.shape[2]
+    d_v = o.shape[-1]
+    hg = h // g
+    sm_scale = dqk ** -0.5 if sm_scale is None else sm_scale
+    dq = torch.zeros(q.shape, dtype=dtype, device=q.device)
+    dkv = torch.zeros(kv.shape, dtype=dtype, device=q.device)
+    delta = (o.to(dtype) * do.to(dtype)).sum(-1)
+    lse_nat = lse.to(dtype) * (LN2 if lse_base2 else 1.0)
+    for b in range(b_):
+        for s0 in range(0, s_, chunk):
+            idx = indices[b, s0:s0 + chunk].long()
+            c = idx.shape[0]
+            valid, safe, groups, k = _gather(kv[b], idx, skv, s0, is_causal)
+            k = k.to(dtype)
+            qg = q[b, s0:s0 + c].to(dtype).view(c, g, hg, dqk)
+            dog = do[b, s0:s0 + c].to(dtype).view(c, g, hg, d_v)
+            s = torch.einsum("cghd,cgkd->cghk", qg, k) * sm_scale
+            p = torch.exp(s - lse_nat[b, s0:s0 + c].view(c, g, hg, 1))
+            p = torch.where(valid[:, :, None, :], p, torch.zeros_like(p))
+            dp = torch.einsum("cghd,cgkd->cghk", dog, k[..., :d_v])
+            ds = p * (dp - delta[b, s0:s0 + c].view(c, g, hg, 1)) * sm_scale
+            dq[b, s0:s0 + c] = torch.einsum("cghk,cgkd->cghd", ds, k).reshape(c, h, dqk)
+            dk = torch.einsum("cghk,cghd->cgkd", ds, qg)
+            dk[..., :d_v] += torch.einsum("cghk,cghd->cgkd", p, dog)
+            dkv[b].index_put_((safe, groups.expand_as(safe)), dk, accumulate=True)
+    if not batched:
+        dq, dkv = dq[0], dkv[0]
+    return dq, dkv
+
+
+def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk=1024):
+    """The benchmark's index pattern (DESIGN.md section 6): token t picks
+    min(t + 1, topk) distinct random keys of [0, t] (of [0, Skv) when skv is
+    given and larger) in random order; the other slots are -1. int32
+    [b, s, g, topk]."""
+    skv = s if skv is None else skv
+    out = torch.full((b, s, g, topk), -1, dtype=torch.int32, device=device)
+    k = min(topk, skv)
+    keys = torch.arange(skv, device=device)
+    for b_ in range(b):
+        for s0 in range(0, s, chunk):
+            c = min(chunk, s - s0)
+            r = torch.rand(c, g, skv, device=device, generator=generator)
+            pos = torch.arange(s0, s0 + c, device=device).view(c, 1, 1)
+            r = r.masked_fill(keys > pos, 2.0)
+            val, idx = r.topk(k, dim=-1, largest=False)
+            out[b_, s0:s0 + c, :, :k] = torch.where(val < 2.0, idx, -1).int()
+    return out

@@ -1,0 +1,136 @@
+"""The sparse-MLA backward on a GPU against the float64 reference, on fresh
+random inputs (o and lse from a real forward) with NaN-poisoned outputs."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import sparse_mla
+from sparse_mla.reference import (causal_indices, sparse_mla_bwd_reference,
+                                  sparse_mla_fwd_reference)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def poison_allocator(nbytes):
+    """Leaves NaNs in the caching allocator's free blocks, so that outputs
+    the kernels fail to write show up."""
+    torch.full((nbytes // 4 + 1,), float("nan"), device="cuda")
+    torch.cuda.synchronize()
+
+
+def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
+              batched=True, lse_base2=True, sm_scale=None, seed=0, indices=None):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    skv = s if skv is None else skv
+    dqk = d_v + d_tail
+    q = torch.randn(b, s, h, dqk, device="cuda", generator=gen).bfloat16()
+    kv = torch.randn(b, skv, g, dqk, device="cuda", generator=gen).bfloat16()
+    if indices is None:
+        if causal:
+            indices = causal_indices(b, s, g, topk, skv, generator=gen)
+        else:
+            indices = torch.randint(0, skv, (b, s, g, topk), device="cuda", generator=gen,
+                                    dtype=torch.int32)
+    o, lse = sparse_mla_fwd_reference(q, kv, indices, sm_scale, causal, d_v, lse_base2)
+    do = torch.randn(o.shape, device="cuda", generator=gen).bfloat16()
+    args = [q, kv, o, do, indices, lse]
+    if not batched:
+        args = [t[0] for t in args]
+    return args, dict(sm_scale=sm_scale, is_causal=causal, lse_base2=lse_base2)
+
+
+def check(name, out, ref):
+    assert not torch.isnan(out).any(), f"{name} has NaNs (unwritten or invalid)"
+    out, ref = out.double(), ref.double()
+    if ref.norm() == 0:
+        assert out.abs().max() == 0, f"{name} must be zero"
+        return
+    cos = F.cosine_similarity(out.flatten(), ref.flatten(), dim=0).item()
+    rel = ((out - ref).norm() / ref.norm()).item()
+    # bf16 outputs round each element by up to 2^-9 relative (and P, dS are
+    # bf16 GEMM operands): a relative L2 error of a few 1e-3.
+    assert cos >= 0.99999 and rel <= 8e-3, f"{name}: cosine {cos:.7f}, rel L2 {rel:.2e}"
+
+
+def run_and_check(args, kw):
+    q, kv = args[0], args[1]
+    ref_dq, ref_dkv = sparse_mla_bwd_reference(*args, **kw)
+    poison_allocator(4 * (q.numel() + 3 * kv.numel()))
+    dq, dkv = sparse_mla.sparse_mla_bwd(*args, **kw)
+    torch.cuda.synchronize()
+    assert dq.shape == q.shape and dq.dtype == torch.bfloat16
+    assert dkv.shape == kv.shape and dkv.dtype == torch.bfloat16
+    check("dq", dq, ref_dq)
+    check("dkv", dkv, ref_dkv)
+
+
+@pytest.mark.parametrize("s,h,topk", [(256, 16, 64), (512, 16, 128), (512, 64, 256),
+                                      (1024, 64, 512), (4096, 64, 2048)])
+def test_parity_cases(s, h, topk):
+    run_and_check(*make_case(s, h, topk, seed=s + h + topk))
+
+
+@pytest.mark.parametrize("h", [1, 8, 16, 24, 32, 64, 96, 128])
+@pytest.mark.parametrize("topk", [100, 2048])
+def test_heads_and_topk(h, topk):
+    # Non-causal over a longer kv: every slot of topk = 2048 is used.
+    run_and_check(*make_case(128, h, topk, skv=4096 if topk > 1000 else 300, causal=False,
+                             seed=h * topk))
+
+
+def test_two_kv_groups():
+    run_and_check(*make_case(300, 32, 128, g=2, seed=2))
+
+
+def test_no_rope_tail():
+    run_and_check(*make_case(300, 16, 128, d_tail=0, seed=3))
+
+
+def test_batched_and_unbatched():
+    run_and_check(*make_case(200, 16, 96, b=2, seed=4))
+    run_and_check(*make_case(200, 16, 96, batched=False, seed=5))
+
+
+def test_natural_lse_and_custom_scale():
+    run_and_check(*make_case(256, 16, 64, lse_base2=False, sm_scale=1 / 16, seed=6))
+
+
+def test_invalid_repeated_and_empty_rows():
+    s, skv, g, topk = 160, 200, 1, 128
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    idx = torch.randint(-3, skv + 40, (1, s, g, topk), device="cuda", generator=gen,
+                        dtype=torch.int32)
+    idx[0, :, 0, 10:20] = idx[0, :, 0, 0:1]        # one key repeated 11 times
+    idx[0, 5] = -1                                   # tokens without any key
+    idx[0, 77] = -1
+    idx[0, 90, 0, :] = torch.arange(300, 300 + topk)  # all out of range
+    for causal in (True, False):
+        args, kw = make_case(s, 24, topk, skv=skv, causal=causal, indices=idx, seed=8)
+        run_and_check(args, kw)
+
+
+def test_dkv_float32_and_custom_op():
+    args, kw = make_case(256, 16, 64, seed=9)
+    dq, dkv32 = sparse_mla.sparse_mla_bwd(*args, **kw, dkv_dtype=torch.float32)
+    assert dkv32.dtype == torch.float32
+    _, ref_dkv = sparse_mla_bwd_reference(*args, **kw)
+    check("dkv fp32", dkv32, ref_dkv)
+    dq2, dkv2 = torch.ops.sparse_mla.bwd(*args, kw["sm_scale"] or 576 ** -0.5, True, True)
+    torch.testing.assert_close(dkv2, dkv32.bfloat16(), rtol=0, atol=0)
+
+
+def test_autograd_function():
+    args, kw = make_case(128, 16, 64, seed=10)
+    q, kv, _, do, idx, _ = args
+    q = q.clone().requires_grad_()
+    kv = kv.clone().requires_grad_()
+
+    def forward(q, kv, indices, sm_scale, is_causal):
+        return sparse_mla_fwd_reference(q.detach(), kv.detach(), indices, sm_scale, is_causal)
+
+    o, lse = sparse_mla.SparseMLA.apply(q, kv, idx, forward)
+    o.backward(do)
+    ref_dq, ref_dkv = sparse_mla_bwd_reference(q.detach(), kv.detach(), o.detach(), do, idx,
+                                               lse)
+    check("q.grad", q.grad, ref_dq)
+    check("kv.grad", kv.grad, ref_dkv)
