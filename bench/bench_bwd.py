@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--ref-reps", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--commit", default=None, help="recorded in the JSON (default: git HEAD)")
     a = ap.parse_args()
     flush = torch.empty(256 * 2**20 // 4, device="cuda")  # > the 60 MB L2
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -74,8 +75,9 @@ def main():
                   f"reference {ref_ms:9.1f} ms  x{ref_ms / ms:7.1f}", flush=True)
             del q, o, do, lse
         del idx, kv
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=Path(__file__).parent).stdout.strip() or "unknown"
+    commit = a.commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                                        capture_output=True, text=True,
+                                        cwd=Path(__file__).parent).stdout.strip()
     result = dict(date=datetime.date.today().isoformat(), commit=commit,
                   device=torch.cuda.get_device_name(), command="python3 bench/bench_bwd.py "
                   f"--seq {a.seq} --heads {a.heads} --topk {a.topk} --reps {a.reps}",

@@ -115,8 +115,11 @@ def test_dkv_float32_and_custom_op():
     assert dkv32.dtype == torch.float32
     _, ref_dkv = sparse_mla_bwd_reference(*args, **kw)
     check("dkv fp32", dkv32, ref_dkv)
-    dq2, dkv2 = torch.ops.sparse_mla.bwd(*args, kw["sm_scale"] or 576 ** -0.5, True, True)
-    torch.testing.assert_close(dkv2, dkv32.bfloat16(), rtol=0, atol=0)
+    # The custom op (what torch.compile traces) gives the same gradients; the
+    # order of the fp32 atomics varies, so dkv only up to rounding.
+    dq2, dkv2 = torch.ops.sparse_mla.bwd(*args, 576 ** -0.5, True, True)
+    torch.testing.assert_close(dq2, dq, rtol=0, atol=0)
+    check("dkv of the custom op", dkv2, ref_dkv)
 
 
 def test_autograd_function():
