@@ -15,7 +15,7 @@ from pathlib import Path
 # The variants the Python package selects from (python/sparse_mla/bwd.py).
 # 64 heads per CTA needs 144 dQ accumulator registers per thread and spills
 # with this kernel's other live values; it is not shipped yet.
-VARIANTS = [(32, 512, 64), (32, 512, 0)]
+VARIANTS = [(32, 512, 64), (32, 512, 0), (64, 512, 64), (64, 512, 0)]
 
 
 def aliases(hp, d, dt):

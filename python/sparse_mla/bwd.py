@@ -10,14 +10,24 @@ from .ops import check_devices, check_tensor, postprocess, preprocess
 
 LOG2E = 1.0 / math.log(2.0)
 
-# Compiled variants: heads per CTA, by (D, D_tail). A kv group with more
-# heads is split into blocks of this many; fewer are padded (and masked).
-HEADS_PER_CTA = 32
 SUPPORTED_DIMS = [(512, 64), (512, 0)]
 
 
 def kernel_name(heads, d_v, d_tail):
     return f"sparse_mla_bwd_h{heads}_d{d_v}_t{d_tail}"
+
+
+def heads_per_cta(heads, d_v, d_tail):
+    """The compiled variant for `heads` per kv group: the smallest that holds
+    them all (padded heads are masked), else the largest (the heads are then
+    split into blocks of it)."""
+    sizes = sorted(int(name.split("_h")[1].split("_")[0])
+                   for name in _runtime.load_manifest()
+                   if name.startswith("sparse_mla_bwd_h") and
+                   name.endswith(f"_d{d_v}_t{d_tail}"))
+    if not sizes:
+        raise _runtime.KernelError(f"no compiled backward for D={d_v}, D_tail={d_tail}")
+    return next((n for n in sizes if n >= heads), sizes[-1])
 
 
 def _check(q, kv, o, do, indices, lse):
@@ -86,11 +96,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if tokens and rows:
         delta = preprocess(o, do)
         heads = h // g
-        blocks = -(-heads // HEADS_PER_CTA)
+        per_cta = heads_per_cta(heads, d_v, dqk - d_v)
+        blocks = -(-heads // per_cta)
         if g * blocks > 65535:
-            raise ValueError(f"G * ceil(H/G / {HEADS_PER_CTA}) = {g * blocks} exceeds the grid")
+            raise ValueError(f"G * ceil(H/G / {per_cta}) = {g * blocks} exceeds the grid")
         _runtime.launch(
-            kernel_name(HEADS_PER_CTA, d_v, dqk - d_v), [tokens, g * blocks],
+            kernel_name(per_cta, d_v, dqk - d_v), [tokens, g * blocks],
             [q.view(tokens, h, dqk), kv.view(rows, dqk), do.view(tokens, h, d_v),
              indices.view(tokens, g, topk), lse.view(tokens, h), delta.view(tokens, h),
              dq.view(tokens, h, dqk), ws.view(rows, dqk),

@@ -39,17 +39,16 @@ struct OperandDescriptor {
     uint64_t fixed = (static_cast<uint64_t>(lbo >> 4) << 16) |
                      (static_cast<uint64_t>(sbo >> 4) << 32) |
                      (static_cast<uint64_t>(mode) << 62);
-    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
-    Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, addr, i64Const(b, loc, 0x3FFFF)),
-        i64Const(b, loc, 4));
-    Value desc = arith::OrIOp::create(
-        b, loc, start, i64Const(b, loc, static_cast<int64_t>(fixed)));
-    // Opaque to LLVM: else it hoists every (base + k-step) descriptor of
-    // the GEMMs of a loop out of it and keeps them all in registers.
+    // Built in one asm block from the 32-bit shared address: opaque to
+    // LLVM, which would else hoist the descriptors of every GEMM of a loop
+    // out of it and keep them all in registers.
+    Value addr = LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+    std::string asmStr = "{\n.reg .b64 d;\ncvt.u64.u32 d, $1;\nshr.b64 d, d, 4;\n"
+                         "and.b64 d, d, 16383;\nor.b64 $0, d, " +
+                         std::to_string(fixed) + ";\n}";
     d.base = LLVM::InlineAsmOp::create(
-                 b, loc, b.getI64Type(), ValueRange{desc}, "mov.b64 $0, $1;",
-                 "=l,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                 b, loc, b.getI64Type(), ValueRange{addr}, asmStr, "=l,r",
+                 /*has_side_effects=*/true, /*is_align_stack=*/false,
                  LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
                  .getResult(0);
     return d;

@@ -1,0 +1,21 @@
+"""A small backward for compute-sanitizer (memcheck, racecheck): invalid,
+repeated and out-of-range indices, padded heads, topk not a multiple of 64."""
+import torch
+
+import sparse_mla
+from sparse_mla.reference import sparse_mla_fwd_reference
+
+torch.manual_seed(0)
+s, skv, h, topk = 8, 80, 24, 70
+q = torch.randn(1, s, h, 576, device="cuda").bfloat16()
+kv = torch.randn(1, skv, 1, 576, device="cuda").bfloat16()
+idx = torch.randint(-2, skv + 5, (1, s, 1, topk), device="cuda", dtype=torch.int32)
+idx[0, :, 0, 5:9] = 3
+o, lse = sparse_mla_fwd_reference(q, kv, idx)
+do = torch.randn(o.shape, device="cuda").bfloat16()
+for heads in (24, 64):  # one variant of each size
+    qh = q[:, :, :1].expand(1, s, heads, 576).contiguous() if heads != h else q
+    oh, lseh = sparse_mla_fwd_reference(qh, kv, idx)
+    sparse_mla.sparse_mla_bwd(qh, kv, oh, torch.randn_like(oh), idx, lseh)
+torch.cuda.synchronize()
+print("sanitize_bwd: done")
