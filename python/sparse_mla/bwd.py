@@ -83,12 +83,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     forward returns it, or natural with ``lse_base2=False``. Invalid indices
     (negative, >= Skv, > s when causal) contribute nothing. dq is bf16; dkv
     is bf16, or the float32 accumulator with ``dkv_dtype=torch.float32``."""
-    b, s, h, dqk, skv, g, d_v = _check(q, kv, o, do, indices, lse)
     if dkv_dtype not in (torch.bfloat16, torch.float32):
         raise TypeError(f"dkv_dtype must be torch.bfloat16 or torch.float32, got {dkv_dtype}")
-    sm_scale = dqk ** -0.5 if sm_scale is None else float(sm_scale)
-    if not math.isfinite(sm_scale):
+    if sm_scale is not None and not math.isfinite(float(sm_scale)):
         raise ValueError(f"sm_scale must be finite, got {sm_scale}")
+    b, s, h, dqk, skv, g, d_v = _check(q, kv, o, do, indices, lse)
+    sm_scale = dqk ** -0.5 if sm_scale is None else float(sm_scale)
     topk = indices.shape[-1]
     tokens, rows = b * s, b * skv * g
     dq = torch.empty_like(q)

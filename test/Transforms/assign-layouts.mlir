@@ -28,3 +28,4 @@ tile.kernel @k(%m: memref<?x64xf32>, %q: memref<?x64xbf16>, %n: index) warpgroup
   tile.store %row, %m[%c0, %c0] : !tile.reg<64xf32>, memref<?x64xf32>
   tile.store %y, %m[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x64xf32>
 }
+

@@ -95,3 +95,64 @@ def test_runtime_reports_a_missing_driver(monkeypatch):
     ws, out = torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
         _runtime.launch("sparse_mla_postprocess", [1], [ws, out], 0, 0)
+
+
+def bwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_v=512, d_tail=64):
+    q = bf16(b, s, h, d_v + d_tail)
+    kv = bf16(b, skv, g, d_v + d_tail)
+    o, do = bf16(b, s, h, d_v), bf16(b, s, h, d_v)
+    idx = torch.zeros(b, s, g, topk, dtype=torch.int32)
+    lse = torch.zeros(b, s, h)
+    return [q, kv, o, do, idx, lse]
+
+
+@pytest.mark.parametrize("pos,bad,exc,match", [
+    (0, lambda t: t.float(), TypeError, "q must be torch.bfloat16"),
+    (1, lambda t: t.half(), TypeError, "kv must be torch.bfloat16"),
+    (4, lambda t: t.long(), TypeError, "indices must be torch.int32"),
+    (4, lambda t: t.tolist(), TypeError, "indices must be a torch.Tensor"),
+    (5, lambda t: t.double(), TypeError, "lse must be torch.float32"),
+    (0, lambda t: t[0, 0], ValueError, "q must be"),
+    (1, lambda t: t[..., :512].contiguous(), ValueError, "kv must have shape"),
+    (2, lambda t: t[:, :, :8].contiguous(), ValueError, "o must have shape"),
+    (3, lambda t: t[:, :2], ValueError, "do must have the shape of o"),
+    (4, lambda t: t[..., :0], ValueError, "topk >= 1"),
+    (5, lambda t: t[:, :, :3].contiguous(), ValueError, "lse must have shape"),
+    (0, lambda t: t.transpose(1, 2).contiguous().transpose(1, 2), ValueError,
+     "q must be contiguous"),
+])
+def test_sparse_mla_bwd_rejects_bad_arguments(pos, bad, exc, match):
+    args = bwd_args()
+    args[pos] = bad(args[pos])
+    with pytest.raises(exc, match=match):
+        sparse_mla.sparse_mla_bwd(*args)
+
+
+def test_sparse_mla_bwd_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="split evenly over the kv groups"):
+        sparse_mla.sparse_mla_bwd(*bwd_args(h=6, g=4))
+    with pytest.raises(ValueError, match=r"\(D, D_tail\) = \(256, 64\)"):
+        sparse_mla.sparse_mla_bwd(*bwd_args(d_v=256))
+    with pytest.raises(TypeError, match="dkv_dtype"):
+        sparse_mla.sparse_mla_bwd(*bwd_args(), dkv_dtype=torch.float16)
+    with pytest.raises(ValueError, match="sm_scale must be finite"):
+        args = bwd_args()
+        sparse_mla.sparse_mla_bwd(*args, sm_scale=float("nan"))
+
+
+def test_sparse_mla_bwd_checks_the_device_last():
+    with pytest.raises(ValueError, match="q must be on a CUDA device"):
+        sparse_mla.sparse_mla_bwd(*bwd_args())
+    with pytest.raises(ValueError, match="q must be on a CUDA device"):
+        sparse_mla.sparse_mla_bwd(*[t[0] for t in bwd_args()])  # un-batched
+
+
+def test_variants_are_compiled_for_each_supported_shape():
+    kernels = sparse_mla.load_manifest()
+    for d_v, d_tail in sparse_mla.bwd.SUPPORTED_DIMS:
+        assert sparse_mla.bwd.heads_per_cta(16, d_v, d_tail) == 32
+        assert sparse_mla.bwd.heads_per_cta(64, d_v, d_tail) == 64
+        assert sparse_mla.bwd.heads_per_cta(128, d_v, d_tail) == 64
+        for n in (32, 64):
+            k = kernels[sparse_mla.bwd.kernel_name(n, d_v, d_tail)]
+            assert k["threads"] == 256 and k["shared_bytes"] <= 232448
