@@ -47,3 +47,66 @@ tile.kernel @split_run_load(%in: memref<?xf32>, %out: memref<?x?xf32>, %n: index
   %b = tile.broadcast %v along 0 : !tile.reg<16xf32, #tile.slice<dim = 0, parent = #tile.mma>> -> !tile.reg<64x16xf32, #tile.mma>
   tile.store %b, %out[%c0, %c0] : !tile.reg<64x16xf32, #tile.mma>, memref<?x?xf32>
 }
+
+// An mma tile scatters as 16-byte reductions: lane pairs exchange half of
+// their values (xor 1), then each adds four columns of one row, under the
+// row's validity.
+// CHECK-LABEL: gpu.func @scatter_mma
+// CHECK-COUNT-2: gpu.shuffle  xor {{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK: %[[OK:.*]] = arith.cmpi sge
+// CHECK: scf.if %[[OK]]
+// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+// CHECK-NOT: red.relaxed.gpu.global.add.v2
+// CHECK: gpu.return
+tile.kernel @scatter_mma(%dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
+  tile.scatter_add_rows %x, %dst[%r, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
+}
+
+// Adjacent GEMMs (slices in between) form one wgmma group: one fence, one
+// commit, one wait.
+// CHECK-LABEL: gpu.func @gemm_group
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma
+// CHECK: gpu.return
+tile.kernel @gemm_group(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  %b = tile.alloc : !tile.smem<32x64xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x32xf32>
+  %s = tile.gemm %a, %b, %acc {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x32xf32>
+  %b2 = tile.slice %b[%c0, %c0] : !tile.smem<32x64xbf16> to !tile.smem<32x64xbf16>
+  %t = tile.gemm %a, %b2, %s {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x32xf32>
+  tile.store %t, %out[%c0, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
+}
+
+// The warpgroup id is broadcast from lane 0, so ptxas sees it warp-uniform.
+// An mma tile written to a 64-byte-swizzled tile: the runs of the next
+// 16-byte chunks are the thread's swizzled address XOR a constant.
+// CHECK-LABEL: gpu.func @mma_write
+// CHECK: gpu.shuffle  idx {{.*}}, %c0_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: arith.xori {{.*}}, %c16_i32{{.*}} : i32
+// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: arith.xori {{.*}}, %c32_i32{{.*}} : i32
+// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: arith.xori {{.*}}, %c48_i32{{.*}} : i32
+tile.kernel @mma_write(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %wg = tile.warpgroup_id
+  %p = tile.alloc : !tile.smem<2x64x32xbf16>
+  %pw = tile.slice %p[%wg, %c0, %c0] : !tile.smem<2x64x32xbf16> to !tile.smem<64x32xbf16>
+  %x = tile.splat %one : !tile.reg<64x32xf32, #tile.mma>
+  tile.write %x, %pw : !tile.reg<64x32xf32, #tile.mma>, !tile.smem<64x32xbf16>
+}

@@ -34,9 +34,18 @@ struct WarpgroupIdLowering : public OpConversionPattern<WarpgroupIdOp> {
   matchAndRewrite(WarpgroupIdOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
-    Value c128 = arith::ConstantIndexOp::create(rewriter, loc, 128);
-    rewriter.replaceOpWithNewOp<arith::DivUIOp>(op, tid, c128);
+    Value tid = toI32(rewriter, loc,
+                      gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x));
+    Value wg = arith::DivUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 128));
+    // Broadcast from lane 0, as CUTLASS does: ptxas then knows the value is
+    // warp-uniform and keeps what derives from it (shared addresses, wgmma
+    // descriptors) in uniform registers.
+    Value uniform = gpu::ShuffleOp::create(rewriter, loc, wg, i32Const(rewriter, loc, 0),
+                                           i32Const(rewriter, loc, 32),
+                                           gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(op, rewriter.getIndexType(),
+                                                      uniform);
     return success();
   }
 };

@@ -62,7 +62,14 @@ struct OperandDescriptor {
     int64_t off = (x / w) * layout.getBlockStride() + row * layout.getPitch() + x % w;
     if (off == 0)
       return base;
-    return arith::AddIOp::create(b, loc, base, i64Const(b, loc, off >> 4));
+    // Also opaque, so each step's descriptor is made next to its wgmma
+    // instead of all of them up front, held in registers.
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI64Type(), ValueRange{base},
+               "add.s64 $0, $1, " + std::to_string(off >> 4) + ";", "=l,l",
+               /*has_side_effects=*/true, /*is_align_stack=*/false,
+               LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+        .getResult(0);
   }
 };
 
@@ -74,6 +81,10 @@ static bool isZeroSplat(Value v) {
   auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
   return f && f.getValue().isZero() && !f.getValue().isNegative();
 }
+
+/// Marks on GEMMs of one wgmma group (set by groupAdjacentGemms).
+constexpr llvm::StringLiteral kGroupNotFirst = "tile.wgmma_group_not_first";
+constexpr llvm::StringLiteral kGroupNotLast = "tile.wgmma_group_not_last";
 
 struct GemmLowering : public OpConversionPattern<GemmOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -115,7 +126,11 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
         ctx, db->kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row);
     auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
 
-    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    // Adjacent GEMMs form one wgmma group: the fence before the first, one
+    // commit and wait after the last, so a chain like dS^T Q + P^T dO runs
+    // without stalls in between.
+    if (!op->hasAttr(kGroupNotFirst))
+      NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results;
     for (int64_t mb = 0; mb < m / 64; ++mb) {
       Value s = LLVM::UndefOp::create(rewriter, loc, structType);
@@ -138,8 +153,10 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
       for (int64_t i = 0; i < perBlock; ++i)
         results.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, i));
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    if (!op->hasAttr(kGroupNotLast)) {
+      NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    }
     auto vt = cast<VectorType>(getTypeConverter()->convertType(accType));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
     return success();
@@ -147,6 +164,24 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
 };
 
 } // namespace
+
+void sparse_mla::tile::groupAdjacentGemms(Operation *root) {
+  root->walk([](GemmOp gemm) {
+    // Only pure ops that make no register tiles (slices, index math) may
+    // sit between two GEMMs of a group.
+    for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode()) {
+      if (auto second = dyn_cast<GemmOp>(next)) {
+        gemm->setAttr(kGroupNotLast, UnitAttr::get(gemm.getContext()));
+        second->setAttr(kGroupNotFirst, UnitAttr::get(gemm.getContext()));
+        return;
+      }
+      bool makesTiles = llvm::any_of(next->getResultTypes(),
+                                     [](Type t) { return isa<RegTileType>(t); });
+      if (makesTiles || !isMemoryEffectFree(next))
+        return;
+    }
+  });
+}
 
 void sparse_mla::tile::populateGemmToNVGPUPatterns(TileTypeConverter &converter,
                                                    RewritePatternSet &patterns) {

@@ -269,8 +269,48 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
   }
 };
 
+/// Emits `red.global.add` of `values` (f32) at `ptr`, widest vectors first
+/// (v4 moves 16 bytes per instruction).
+static void emitReductions(OpBuilder &b, Location loc, Value ptr,
+                           ArrayRef<Value> values) {
+  for (unsigned done = 0; done < values.size();) {
+    unsigned left = values.size() - done;
+    unsigned n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    SmallVector<Value> operands{
+        done ? LLVM::GEPOp::create(b, loc, ptr.getType(), b.getF32Type(), ptr,
+                                   ArrayRef<LLVM::GEPArg>{(int32_t)done})
+                   .getResult()
+             : ptr};
+    std::string asmStr = n == 1 ? "red.relaxed.gpu.global.add.f32 [$0], $1;"
+                                : "red.relaxed.gpu.global.add.v" +
+                                      std::to_string(n) + ".f32 [$0], {";
+    std::string constraints = "l";
+    for (unsigned k = 0; k < n; ++k) {
+      operands.push_back(values[done + k]);
+      constraints += ",f";
+      if (n > 1)
+        asmStr += "$" + std::to_string(k + 1) + (k + 1 < n ? ", " : "");
+    }
+    if (n > 1)
+      asmStr += "};";
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, asmStr, constraints,
+                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::TailCallKind::None, LLVM::AsmDialectAttr{},
+                              ArrayAttr{});
+    done += n;
+  }
+}
+
 struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
   using OpConversionPattern::OpConversionPattern;
+
+  /// Contiguous values a thread adds into one row.
+  struct RowRun {
+    Value row;                 // index into dest's rows (i32, < 0: skip)
+    Value col;                 // column within the tile (i32)
+    SmallVector<Value, 4> values;
+  };
+
   LogicalResult
   matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -280,52 +320,75 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
     ThreadElements rowsTe =
         *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    Value value = adaptor.getValue();
+    auto element = [&](int64_t i) -> Value {
+      return vector::ExtractOp::create(rewriter, loc, value, i);
+    };
+    auto rowOf = [&](const Run &run) -> Value {
+      return vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
+                                       slicePosition(rowsTe, run.offsets[0]));
+    };
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
     Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
     Value column = toI64(rewriter, loc, adaptor.getColumn());
-    auto ptrType = base.getType();
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value row = vector::ExtractOp::create(
-          rewriter, loc, adaptor.getRows(), slicePosition(rowsTe, run.offsets[0]));
+    // Each run is added as soon as it is formed, so few values are live.
+    auto add = [&](const RowRun &r) {
       Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                          row, i32Const(rewriter, loc, 0));
+                                          r.row, i32Const(rewriter, loc, 0));
       Value linear = arith::AddIOp::create(
           rewriter, loc,
-          arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, row), pitch),
-          arith::AddIOp::create(rewriter, loc, column,
-                                toI64(rewriter, loc, run.coords[1])));
+          arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, r.row), pitch),
+          arith::AddIOp::create(rewriter, loc, column, toI64(rewriter, loc, r.col)));
       ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
-        Value ptr = LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), base,
-                                        ValueRange{linear});
-        // Widest vector reductions first: v4 moves 16 bytes per instruction.
-        for (unsigned done = 0; done < te.vector;) {
-          unsigned n = te.vector - done >= 4 ? 4 : te.vector - done >= 2 ? 2 : 1;
-          SmallVector<Value> operands{
-              done ? LLVM::GEPOp::create(b, loc, ptrType, b.getF32Type(), ptr,
-                                         ArrayRef<LLVM::GEPArg>{(int32_t)done})
-                         .getResult()
-                   : ptr};
-          std::string asmStr = n == 1 ? "red.relaxed.gpu.global.add.f32 [$0], $1;"
-                                      : "red.relaxed.gpu.global.add.v" +
-                                            std::to_string(n) + ".f32 [$0], {";
-          std::string constraints = "l";
-          for (unsigned k = 0; k < n; ++k) {
-            operands.push_back(vector::ExtractOp::create(
-                b, loc, adaptor.getValue(), run.first + done + k));
-            constraints += ",f";
-            if (n > 1)
-              asmStr += "$" + std::to_string(k + 1) + (k + 1 < n ? ", " : "");
-          }
-          if (n > 1)
-            asmStr += "};";
-          LLVM::InlineAsmOp::create(
-              b, loc, TypeRange{}, operands, asmStr, constraints,
-              /*has_side_effects=*/true, /*is_align_stack=*/false,
-              LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{});
-          done += n;
-        }
+        Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(),
+                                        base, ValueRange{linear});
+        emitReductions(b, loc, ptr, r.values);
       });
+    };
+    SmallVector<Run> runs = runsOf(rewriter, loc, type.getLayout(), te);
+    if (isa<MmaLayoutAttr>(type.getLayout())) {
+      // An mma thread holds pairs of columns in rows r and r + 8; its lane
+      // neighbour (lane ^ 1) the next pair of the same rows. One exchange
+      // gives the even lane four columns of row r and the odd lane four of
+      // row r + 8, so every reduction is a 16-byte v4.
+      Value tid = threadInWarpgroup(rewriter, loc);
+      Value odd = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 1)),
+          i32Const(rewriter, loc, 0));
+      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
+        return arith::SelectOp::create(rewriter, loc, odd, ifOdd, ifEven);
+      };
+      // The odd lane's four columns start two before its own pair.
+      Value colBase = arith::SubIOp::create(
+          rewriter, loc, runs.front().base[1],
+          pick(i32Const(rewriter, loc, 2), i32Const(rewriter, loc, 0)));
+      Value width = i32Const(rewriter, loc, 32), one = i32Const(rewriter, loc, 1);
+      // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
+      for (size_t p = 0; p + 1 < runs.size(); p += 2) {
+        const Run &top = runs[p], &bottom = runs[p + 1];
+        Value t0 = element(top.first), t1 = element(top.first + 1);
+        Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
+        SmallVector<Value, 2> got;
+        for (auto [ifOdd, ifEven] : {std::pair{t0, b0}, std::pair{t1, b1}})
+          got.push_back(gpu::ShuffleOp::create(rewriter, loc, pick(ifOdd, ifEven),
+                                               one, width, gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+        Value col = arith::AddIOp::create(rewriter, loc, colBase,
+                                          i32Const(rewriter, loc, top.offsets[1]));
+        add({pick(rowOf(bottom), rowOf(top)), col,
+             {pick(got[0], t0), pick(got[1], t1), pick(b0, got[0]),
+              pick(b1, got[1])}});
+      }
+    } else {
+      for (Run &run : runs) {
+        RowRun r{rowOf(run), run.coords[1], {}};
+        for (unsigned k = 0; k < te.vector; ++k)
+          r.values.push_back(element(run.first + k));
+        add(r);
+      }
     }
+
     rewriter.eraseOp(op);
     return success();
   }
@@ -376,26 +439,49 @@ struct SliceLowering : public OpConversionPattern<SliceOp> {
   }
 };
 
-/// Shared-memory address of each run of a register tile in a shared tile.
-/// Where the run's constant offset moves by whole swizzle atoms, the
-/// address is the thread's base address plus a constant, which ptxas folds
-/// into the instruction; else it is computed in full.
+/// Whether every thread's runs of `layout` start in the first 16-byte chunk
+/// of their row: base column bytes plus the run stay below 16.
+static bool runsStartInFirstChunk(Attribute layout, unsigned elementBytes,
+                                  unsigned vector) {
+  BaseTerm col = getBaseTerms(layout, 2)[1];
+  int64_t steps = col.modulus ? col.modulus - 1 : 127 / col.divisor;
+  int64_t maxCol = steps * col.scale + 3 * col.warpScale;
+  return (maxCol + vector) * elementBytes <= 16;
+}
+
+/// Shared-memory address of each run of a register tile (in `regLayout`,
+/// runs of `vector` elements) in a shared tile. Where possible the address
+/// is the thread's base address, XORed with a constant that moves 16-byte
+/// chunks inside the swizzle row, plus a constant that moves whole swizzle
+/// atoms: one register per thread and at most one instruction per access,
+/// instead of a register per run. Else it is computed in full.
 static Value sharedRunPointer(OpBuilder &b, Location loc, Value base,
-                              SmemTileType type, const Run &run) {
+                              SmemTileType type, const Run &run,
+                              Attribute regLayout, unsigned vector) {
   SharedLayoutAttr layout = type.getSharedLayout();
   unsigned e = getElementBytes(type.getElementType());
-  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
   int64_t dr = run.offsets[0], dc = run.offsets[1] * e;
-  int64_t delta = (dc / width) * layout.getBlockStride() + dr * layout.getPitch();
-  // The swizzle XORs bits 4.. with bits 7.. of the offset: a delta that
-  // leaves those bits alone commutes with it.
-  int64_t period = layout.getSwizzle() ? 8 * layout.getSwizzle() : 1;
-  if (dc % width == 0 && delta % period == 0) {
+  auto fromBase = [&](int64_t chunkXor, int64_t delta) {
     Value off = sharedByteOffset(b, loc, layout, e, run.base[0], run.base[1]);
+    if (chunkXor)
+      off = arith::XOrIOp::create(b, loc, off, i32Const(b, loc, chunkXor));
     if (delta)
       off = arith::AddIOp::create(b, loc, off, i32Const(b, loc, delta));
     return bytePointer(b, loc, base, off);
-  }
+  };
+  unsigned s = layout.getSwizzle();
+  if (!s) // unswizzled rows: offsets are linear
+    return fromBase(0, dr * layout.getPitch() + dc);
+  // The swizzle XORs the chunk bits (4..) with the line bits (7..) of the
+  // offset. A delta that is a multiple of 8 swizzle rows leaves both alone;
+  // a chunk move XORs in if the base has no chunk bits (its runs start in
+  // the first chunk of a row and rows are whole swizzle rows).
+  int64_t inRow = dc % s;
+  int64_t delta = (dc / s) * layout.getBlockStride() + dr * layout.getPitch();
+  bool xorable = inRow == 0 || (inRow % 16 == 0 && layout.getPitch() % s == 0 &&
+                                runsStartInFirstChunk(regLayout, e, vector));
+  if (delta % (8 * s) == 0 && xorable)
+    return fromBase(inRow, delta);
   Value off = sharedByteOffset(b, loc, layout, e, run.coords[0], run.coords[1]);
   return bytePointer(b, loc, base, off);
 }
@@ -414,7 +500,8 @@ struct ReadLowering : public OpConversionPattern<ReadOp> {
     unsigned bytes = getElementBytes(type.getElementType());
     SmallVector<Value> elems(vt.getNumElements());
     for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getSource(), src, run);
+      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getSource(), src, run,
+                                   type.getLayout(), te.vector);
       Value v = LLVM::LoadOp::create(rewriter, loc, runType, ptr, te.vector * bytes);
       insertRun(rewriter, loc, elems, v, run.first);
     }
@@ -438,7 +525,8 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
       Value v = extractRun(rewriter, loc, adaptor.getValue(), run.first, te.vector);
       if (to != type.getElementType())
         v = arith::TruncFOp::create(rewriter, loc, accessType(to, te.vector), v);
-      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getDest(), dst, run);
+      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getDest(), dst, run,
+                                   type.getLayout(), te.vector);
       LLVM::StoreOp::create(rewriter, loc, v, ptr, te.vector * bytes);
     }
     rewriter.eraseOp(op);
@@ -479,7 +567,8 @@ static void emitAsyncCopy(
     if (groups > 1)
       mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,
                                    i32Const(rewriter, loc, i % groups));
-    Value dstPtr = sharedRunPointer(rewriter, loc, dstBase, dst, run);
+    Value dstPtr =
+        sharedRunPointer(rewriter, loc, dstBase, dst, run, layout, te.vector);
     ifThen(rewriter, loc, mine, [&](OpBuilder &b) {
       auto [ptr, valid] = source(b, run);
       Value size = arith::SelectOp::create(b, loc, valid, i32Const(b, loc, 16),

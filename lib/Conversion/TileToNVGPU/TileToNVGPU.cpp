@@ -93,6 +93,7 @@ struct ConvertTileToNVGPUPass
     if (kernels.empty())
       return;
     materializeWaits(module);
+    groupAdjacentGemms(module);
 
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());

@@ -64,6 +64,9 @@ void populateElementwiseToVectorPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
 void populateMemoryToNVGPUPatterns(TileTypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
+/// Puts GEMMs that follow each other into one wgmma group: one fence before
+/// the first, one commit and wait after the last. Run before the patterns.
+void groupAdjacentGemms(mlir::Operation *root);
 void populateGemmToNVGPUPatterns(TileTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 

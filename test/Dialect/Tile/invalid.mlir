@@ -238,6 +238,12 @@ func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<32xi32
   return
 }
 // -----
+func.func @f(%v: !tile.reg<64x64xf32, #tile.mma>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32, #tile.slice<dim = 0, parent = #tile.mma>>, %i: index) {
+  // expected-error @+1 {{row indices must have layout #tile.slice<dim = 1, parent = #tile.mma>, the rows of the value's}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32, #tile.mma>, memref<?x?xf32>, !tile.reg<64xi32, #tile.slice<dim = 0, parent = #tile.mma>>
+  return
+}
+// -----
 func.func @f() {
   // expected-error @+1 {{offset must be a non-negative multiple of 1024 bytes}}
   %a = tile.alloc {offset = 100 : i64} : !tile.smem<64x64xbf16>

@@ -380,8 +380,16 @@ LogicalResult ScatterAddRowsOp::verify() {
     return emitOpError("adds a 2-D f32 tile");
   if (dest.getRank() != 2 || !dest.getElementType().isF32())
     return emitOpError("destination must be a 2-D f32 memref");
-  return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
-                          value.getShape()[0]);
+  auto rows = cast<RegTileType>(getRows().getType());
+  if (failed(verifyRowIndices(*this, rows, value.getShape()[0])))
+    return failure();
+  // Each thread adds the rows it holds, so it must hold their indices.
+  if (value.getLayout() && rows.getLayout() &&
+      rows.getLayout() != SliceLayoutAttr::get(getContext(), 1, value.getLayout()))
+    return emitOpError("row indices must have layout ")
+           << SliceLayoutAttr::get(getContext(), 1, value.getLayout())
+           << ", the rows of the value's";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -202,6 +202,17 @@ struct TileAssignLayoutsPass
                       &gather.getRowsMutable());
       }
     });
+    // Layouts written in the kernel spread like the anchors'.
+    kernel.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Value arg : block.getArguments())
+            if (regType(arg) && regType(arg).getLayout())
+              solver.worklist.push_back(arg);
+      for (Value v : op->getResults())
+        if (regType(v) && regType(v).getLayout())
+          solver.worklist.push_back(v);
+    });
     solver.solve();
     // Free tiles: defaults at their producers, in program order, 2-D loads
     // first: their coalesced layout is the one worth spreading.

@@ -195,7 +195,10 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
     For each row `r` of the f32 tile, adds it to `dest[rows[r], column ..
     column + N)` with relaxed global atomics (`red.global.add`). A negative
     index skips the row: nothing is read or written for it. A repeated index
-    adds each time.
+    adds each time. The additions are 16-byte `red.global.add.v4.f32` where
+    a thread holds four contiguous columns (an `#tile.mma` tile: lane pairs
+    exchange halves first), so `dest` must be 16-byte aligned with a row
+    pitch and `column` that are multiples of 4.
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
                        Tile_RegTile:$rows, Index:$column);
