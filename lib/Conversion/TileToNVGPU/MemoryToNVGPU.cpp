@@ -88,13 +88,15 @@ struct WindowAccess {
     return c;
   }
 
+  /// Compares in 32 bits (coordinates and bounds are tensor dimensions,
+  /// below 2^31): half the registers and instructions of 64-bit compares.
   Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> coords) {
     Value ok;
     for (size_t d = 0; d < bounds.size(); ++d) {
-      Value i = arith::AddIOp::create(b, loc, indices[firstTileDim + d],
-                                      toI64(b, loc, coords[d]));
+      Value i = arith::AddIOp::create(b, loc, toI32(b, loc, indices[firstTileDim + d]),
+                                      coords[d]);
       Value c = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
-                                      bounds[d]);
+                                      toI32(b, loc, bounds[d]));
       ok = ok ? arith::AndIOp::create(b, loc, ok, c) : c;
     }
     return ok;
@@ -548,11 +550,8 @@ static int64_t warpgroupsOf(Operation *op) {
 /// copies every W-th run of the coalesced layout, starting at run w.
 static void emitAsyncCopy(
     ConversionPatternRewriter &rewriter, Location loc, Operation *op,
-    SmemTileType dst, Value dstBase,
+    SmemTileType dst, Value dstBase, BlockedLayoutAttr layout,
     function_ref<std::pair<Value, Value>(OpBuilder &, const Run &)> source) {
-  MLIRContext *ctx = rewriter.getContext();
-  unsigned e = getElementBytes(dst.getElementType());
-  BlockedLayoutAttr layout = getCoalescedLayout(ctx, dst.getShape(), e);
   ThreadElements te = *getThreadElements(layout, dst.getShape());
   int64_t groups = warpgroupsOf(op);
   Value wg;
@@ -587,8 +586,9 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto dst = cast<SmemTileType>(op.getDest().getType());
-    if (!getCoalescedLayout(getContext(), dst.getShape(),
-                            getElementBytes(dst.getElementType())))
+    BlockedLayoutAttr layout = getCoalescedLayout(
+        getContext(), dst.getShape(), getElementBytes(dst.getElementType()));
+    if (!layout)
       return op.emitOpError("cannot spread ") << dst << " over 128 threads";
     Type elt = dst.getElementType();
     SmallVector<Value> bounds;
@@ -596,7 +596,7 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
       bounds.push_back(adaptor.getBound());
     WindowAccess win(rewriter, loc, adaptor.getSource(), adaptor.getIndices(),
                      bounds, 2);
-    emitAsyncCopy(rewriter, loc, op, dst, adaptor.getDest(),
+    emitAsyncCopy(rewriter, loc, op, dst, adaptor.getDest(), layout,
                   [&](OpBuilder &b, const Run &run) -> std::pair<Value, Value> {
                     Value ptr = win.pointer(b, loc, elt, run.coords);
                     Value ok = win.inBounds(b, loc, run.coords);
@@ -621,12 +621,20 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
     auto rowsType = cast<RegTileType>(op.getRows().getType());
     ThreadElements rowsTe =
         *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    // The chunks are spread like the rows whose indices a thread holds.
+    auto rowsLayout = dyn_cast<SliceLayoutAttr>(rowsType.getLayout());
+    auto layout = rowsLayout ? dyn_cast<BlockedLayoutAttr>(rowsLayout.getParent())
+                             : BlockedLayoutAttr();
+    if (!layout || rowsLayout.getDim() != 1 ||
+        layout.getVector() * getElementBytes(dst.getElementType()) != 16)
+      return op.emitOpError("row indices need the rows of a 16-byte blocked "
+                            "layout (run tile-assign-layouts)");
     Type elt = dst.getElementType();
     Value base = globalBasePointer(rewriter, loc, adaptor.getSource());
     Value pitch = memrefDim(rewriter, loc, adaptor.getSource(), 1);
     Value column = toI64(rewriter, loc, adaptor.getColumn());
     emitAsyncCopy(
-        rewriter, loc, op, dst, adaptor.getDest(),
+        rewriter, loc, op, dst, adaptor.getDest(), layout,
         [&](OpBuilder &b, const Run &run) -> std::pair<Value, Value> {
           Value row = vector::ExtractOp::create(
               b, loc, adaptor.getRows(), slicePosition(rowsTe, run.offsets[0]));

@@ -191,8 +191,9 @@ struct TileAssignLayoutsPass
           solver.demand(gemm.getA(), mma, &gemm.getAMutable());
       } else if (auto gather = dyn_cast<GatherRowsOp>(op)) {
         auto dst = cast<SmemTileType>(gather.getDest().getType());
-        Attribute rows = getCoalescedLayout(
-            ctx, dst.getShape(), getElementBytes(dst.getElementType()));
+        Attribute rows =
+            getCoalescedLayout(ctx, dst.getShape(),
+                               getElementBytes(dst.getElementType()), kGatherLanes);
         if (!rows) {
           gather.emitOpError("has no coalesced layout for ") << dst;
           solver.failedFlag = true;

@@ -51,10 +51,17 @@ llvm::FailureOr<llvm::SmallVector<unsigned>>
 getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
 
 /// The blocked layout for 16-byte accesses to a 2-D tile of `shape` with
-/// `elementBytes`-byte elements, or null if none fits.
+/// `elementBytes`-byte elements, at most `maxLanes` threads per row, or null
+/// if none fits.
 BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
                                      llvm::ArrayRef<int64_t> shape,
-                                     unsigned elementBytes);
+                                     unsigned elementBytes,
+                                     int64_t maxLanes = 32);
+
+/// Threads per row of a gather: 8 threads read a 128-byte line of a row,
+/// so each thread holds as few row indices (and row pointers) as it can
+/// while every access is still a whole line.
+constexpr int64_t kGatherLanes = 8;
 
 /// Byte offset of element (row, col) in a shared tile of `layout`, swizzle
 /// applied. The tile must start at a multiple of `8 * swizzle` bytes.
