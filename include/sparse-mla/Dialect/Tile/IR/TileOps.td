@@ -156,7 +156,8 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
     dimensions cover the trailing memref dimensions. Where `bounds` are
     given (one per tile dimension, absolute indices into those memref
     dimensions), elements at or past the bound are not read and take the
-    value `pad`.
+    value `pad`. Bounds and bounded indices are dimension sizes and
+    positions, below 2^31: the checks are 32-bit.
   }];
   let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
                        Variadic<Index>:$bounds, Optional<AnyType>:$pad);
@@ -173,7 +174,7 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
   let summary = "Stores a tile into a global tensor";
   let description = [{
     Writes the tile into the window that starts at `indices`. Elements at
-    or past the `bounds` are not written. Of threads that hold the same
+    or past the `bounds` (below 2^31, as for `tile.load`) are not written. Of threads that hold the same
     element of a sliced tile, one writes it. With `transpose`, element
     (i, j) of a 2-D tile goes to position (j, i) of the window (the bounds
     are those of the window's dimensions), as when a GEMM computed the
