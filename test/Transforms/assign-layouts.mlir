@@ -29,3 +29,20 @@ tile.kernel @k(%m: memref<?x64xf32>, %q: memref<?x64xbf16>, %n: index) warpgroup
   tile.store %y, %m[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x64xf32>
 }
 
+
+// A layout written in the kernel spreads like an anchor's: the rows of a
+// scatter take the row slice of its value's layout; the rows of a gather the
+// row slice of the 8-lanes-per-line layout of its destination.
+// CHECK-LABEL: tile.kernel @written
+tile.kernel @written(%ws: memref<?x64xf32>, %kv: memref<?x512xbf16>, %idx: memref<64xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  // CHECK: tile.load {{.*}} -> !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.blocked<vector = 8, lanes = 8>>>
+  // CHECK: tile.load {{.*}} -> !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>
+  %r = tile.load %idx[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %buf = tile.alloc : !tile.smem<64x512xbf16>
+  %t = tile.gather_rows %kv[%r, %c0] into %buf : memref<?x512xbf16>, !tile.reg<64xi32>, !tile.smem<64x512xbf16>
+  tile.wait %t
+  %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
+  tile.scatter_add_rows %x, %ws[%r, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
+}
