@@ -332,7 +332,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     };
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
     Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
-    Value column = toI64(rewriter, loc, adaptor.getColumn());
+    Value column = toI32(rewriter, loc, adaptor.getColumn());
     // Each run is added as soon as it is formed, so few values are live.
     auto add = [&](const RowRun &r) {
       Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
@@ -340,7 +340,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       Value linear = arith::AddIOp::create(
           rewriter, loc,
           arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, r.row), pitch),
-          arith::AddIOp::create(rewriter, loc, column, toI64(rewriter, loc, r.col)));
+          toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, r.col)));
       ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
         Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(),
                                         base, ValueRange{linear});
@@ -632,7 +632,7 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
     Type elt = dst.getElementType();
     Value base = globalBasePointer(rewriter, loc, adaptor.getSource());
     Value pitch = memrefDim(rewriter, loc, adaptor.getSource(), 1);
-    Value column = toI64(rewriter, loc, adaptor.getColumn());
+    Value column = toI32(rewriter, loc, adaptor.getColumn());
     emitAsyncCopy(
         rewriter, loc, op, dst, adaptor.getDest(), layout,
         [&](OpBuilder &b, const Run &run) -> std::pair<Value, Value> {
@@ -644,7 +644,7 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
               arith::SelectOp::create(b, loc, valid, row, i32Const(b, loc, 0));
           Value linear = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, safeRow), pitch),
-              arith::AddIOp::create(b, loc, column, toI64(b, loc, run.coords[1])));
+              toI64(b, loc, arith::AddIOp::create(b, loc, column, run.coords[1])));
           Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), elt, base,
                                           ValueRange{linear});
           return {ptr, valid};
