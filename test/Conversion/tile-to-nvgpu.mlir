@@ -1,8 +1,10 @@
 // RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts,tile-allocate-shared),convert-tile-to-nvgpu)' | FileCheck %s
 
-// Two warpgroups split a gather: each issues every other 16-byte chunk.
+// Two warpgroups split a gather: each issues every other 16-byte chunk
+// (the warpgroup index is broadcast from lane 0: warp-uniform for ptxas).
 // CHECK-LABEL: gpu.func @split_gather
-// CHECK: %[[WG:.*]] = arith.divui {{.*}}, %c128_i32{{.*}} : i32
+// CHECK: arith.divui {{.*}}, %c128_i32{{.*}} : i32
+// CHECK: %[[WG:.*]], %{{.*}} = gpu.shuffle  idx
 // CHECK: %[[MINE:.*]] = arith.cmpi eq, %[[WG]], %c0_i32{{.*}} : i32
 // CHECK: scf.if %[[MINE]]
 // CHECK:   nvvm.cp.async.shared.global {{.*}}, 16, cache = cg

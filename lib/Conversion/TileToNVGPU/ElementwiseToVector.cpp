@@ -34,18 +34,8 @@ struct WarpgroupIdLowering : public OpConversionPattern<WarpgroupIdOp> {
   matchAndRewrite(WarpgroupIdOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value tid = toI32(rewriter, loc,
-                      gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x));
-    Value wg = arith::DivUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 128));
-    // Broadcast from lane 0, as CUTLASS does: ptxas then knows the value is
-    // warp-uniform and keeps what derives from it (shared addresses, wgmma
-    // descriptors) in uniform registers.
-    Value uniform = gpu::ShuffleOp::create(rewriter, loc, wg, i32Const(rewriter, loc, 0),
-                                           i32Const(rewriter, loc, 32),
-                                           gpu::ShuffleMode::IDX)
-                        .getShuffleResult();
-    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(op, rewriter.getIndexType(),
-                                                      uniform);
+    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(
+        op, rewriter.getIndexType(), warpgroupIndex(rewriter, loc));
     return success();
   }
 };

@@ -62,14 +62,7 @@ struct OperandDescriptor {
     int64_t off = (x / w) * layout.getBlockStride() + row * layout.getPitch() + x % w;
     if (off == 0)
       return base;
-    // Also opaque, so each step's descriptor is made next to its wgmma
-    // instead of all of them up front, held in registers.
-    return LLVM::InlineAsmOp::create(
-               b, loc, b.getI64Type(), ValueRange{base},
-               "add.s64 $0, $1, " + std::to_string(off >> 4) + ";", "=l,l",
-               /*has_side_effects=*/true, /*is_align_stack=*/false,
-               LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
-        .getResult(0);
+    return arith::AddIOp::create(b, loc, base, i64Const(b, loc, off >> 4));
   }
 };
 

@@ -369,6 +369,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
       for (size_t p = 0; p + 1 < runs.size(); p += 2) {
         const Run &top = runs[p], &bottom = runs[p + 1];
+        assert(bottom.offsets[0] == top.offsets[0] + 8 &&
+               bottom.offsets[1] == top.offsets[1] && "mma runs come in row pairs");
         Value t0 = element(top.first), t1 = element(top.first + 1);
         Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
         SmallVector<Value, 2> got;
@@ -556,10 +558,7 @@ static void emitAsyncCopy(
   int64_t groups = warpgroupsOf(op);
   Value wg;
   if (groups > 1)
-    wg = arith::DivUIOp::create(
-        rewriter, loc,
-        toI32(rewriter, loc, gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x)),
-        i32Const(rewriter, loc, 128));
+    wg = warpgroupIndex(rewriter, loc);
   SmallVector<Run> runs = runsOf(rewriter, loc, layout, te);
   for (auto [i, run] : llvm::enumerate(runs)) {
     Value mine;

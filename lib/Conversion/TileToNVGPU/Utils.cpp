@@ -50,6 +50,16 @@ Value sparse_mla::tile::threadInWarpgroup(OpBuilder &b, Location loc) {
   return arith::RemUIOp::create(b, loc, t32, i32Const(b, loc, 128));
 }
 
+Value sparse_mla::tile::warpgroupIndex(OpBuilder &b, Location loc) {
+  Value tid = toI32(b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value wg = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, 128));
+  // As CUTLASS does: what derives from a value ptxas knows to be uniform
+  // (shared addresses, wgmma descriptors) lives in uniform registers.
+  return gpu::ShuffleOp::create(b, loc, wg, i32Const(b, loc, 0), i32Const(b, loc, 32),
+                                gpu::ShuffleMode::IDX)
+      .getShuffleResult();
+}
+
 Value sparse_mla::tile::evalBaseTerm(OpBuilder &b, Location loc, Value tid,
                                      const BaseTerm &t) {
   Value v = tid;

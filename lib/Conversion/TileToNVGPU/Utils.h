@@ -18,6 +18,10 @@ public:
 /// Index of the calling thread within its warpgroup (0..127), as i32.
 mlir::Value threadInWarpgroup(mlir::OpBuilder &b, mlir::Location loc);
 
+/// Index of the calling thread's warpgroup (i32), broadcast from lane 0 so
+/// that ptxas knows it is warp-uniform.
+mlir::Value warpgroupIndex(mlir::OpBuilder &b, mlir::Location loc);
+
 /// i32 value of a layout base formula for thread `tid`.
 mlir::Value evalBaseTerm(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value tid, const BaseTerm &term);

@@ -174,8 +174,8 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
   let summary = "Stores a tile into a global tensor";
   let description = [{
     Writes the tile into the window that starts at `indices`. Elements at
-    or past the `bounds` (below 2^31, as for `tile.load`) are not written. Of threads that hold the same
-    element of a sliced tile, one writes it. With `transpose`, element
+    or past the `bounds` (below 2^31, as for `tile.load`) are not written.
+    Of threads that hold the same element of a sliced tile, one writes it. With `transpose`, element
     (i, j) of a 2-D tile goes to position (j, i) of the window (the bounds
     are those of the window's dimensions), as when a GEMM computed the
     transpose of the result for a better M.
