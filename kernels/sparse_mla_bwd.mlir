@@ -9,10 +9,10 @@
 //     P^T   = exp2(S^T * scale * log2e - lse2)    (0 for invalid slots)
 //     dS^T  = P^T (dP^T - Delta) * sm_scale
 //     dQ^T += K^T dS^T                            (fp32 registers, all of topk)
-//     dKV[rows] += dS^T Q + P^T dO                (64 columns at a time,
-//                                                  red.global.add into fp32)
+//     dKV[rows] += dS^T Q + P^T dO                (red.global.add into fp32)
 // Warpgroup w owns half of the heads: its S^T, dP^T, P^T, dS^T and dQ^T.
-// The dKV chunks alternate between the warpgroups. The gather of the next
+// dKV is computed 64 columns at a time, the chunks alternating between the
+// warpgroups (tile-split-d). The gather of the next
 // block overlaps the current one (tile-pipeline-loops).
 //
 // Shapes that depend on the variant (heads per CTA, D, D + D_tail) are the
@@ -27,12 +27,13 @@
 !do_heads = !tile.smem<64x512xbf16>      // dO of the CTA's heads
 !q_wg = !tile.smem<32x576xbf16>          // Q of one warpgroup's heads
 !do_wg = !tile.smem<32x512xbf16>         // dO of one warpgroup's heads
-!q_chunk = !tile.smem<32x64xbf16>        // 64 columns of those
 !probs_both = !tile.smem<2x64x32xbf16>   // P^T or dS^T of both warpgroups
 !probs = !tile.smem<64x32xbf16>          // P^T or dS^T of one warpgroup
 !scores = !tile.reg<64x32xf32>           // keys x warpgroup heads
 !slot_mask = !tile.reg<64x32xi32>
 !head_vec = !tile.reg<32xf32>
+!dkv_rows = !tile.reg<64x576xf32>        // dKV of the gathered rows
+!dkv_v_rows = !tile.reg<64x512xf32>      // their V part
 !dq_acc = !tile.reg<576x32xf32>          // dQ^T of the warpgroup's heads
 !dq_out = !tile.reg<576x32xbf16>
 // variant end
@@ -63,7 +64,6 @@ tile.kernel @sparse_mla_bwd(
   %zero_i32 = arith.constant 0 : i32
   %true = arith.constant true
   %dqk = memref.dim %q, %c2 : memref<?x?x?xbf16>
-  %dv = memref.dim %do, %c2 : memref<?x?x?xbf16>
   %topk = memref.dim %indices, %c2 : memref<?x?x?xi32>
 
   // This CTA's token (b, s), kv group g and heads [h0, min(h0 + hp, h_end)).
@@ -123,8 +123,13 @@ tile.kernel @sparse_mla_bwd(
   %p1 = tile.slice %sp[%c1, %c0, %c0] : !probs_both to !probs
   %ds0 = tile.slice %sds[%c0, %c0, %c0] : !probs_both to !probs
   %ds1 = tile.slice %sds[%c1, %c0, %c0] : !probs_both to !probs
+  %q0 = tile.slice %sq[%c0, %c0] : !q_heads to !q_wg
+  %q1 = tile.slice %sq[%hw, %c0] : !q_heads to !q_wg
+  %do0 = tile.slice %sdo[%c0, %c0] : !do_heads to !do_wg
+  %do1 = tile.slice %sdo[%hw, %c0] : !do_heads to !do_wg
   %no_scores = tile.splat %zero : !scores
-  %no_dkv = tile.splat %zero : !tile.reg<64x64xf32>
+  %no_dkv = tile.splat %zero : !dkv_rows
+  %no_dkv_v = tile.splat %zero : !dkv_v_rows
   %dq_init = tile.splat %zero : !dq_acc
 
   %dq_t = tile.pipelined_for %j = %c0 to %topk step %c64 stages(1)  // variant: stages
@@ -181,32 +186,17 @@ tile.kernel @sparse_mla_bwd(
     // dQ^T += K^T dS^T.
     %dq_next = tile.gemm %sk, %ds_w, %dq_acc {transpose_a} : !kv_block, !probs, !dq_acc
 
-    // dKV rows += dS^T Q + P^T dO: V columns, then the tail of dS^T Q.
-    %v_chunks = arith.divui %dv, %c64 : index
-    %all_chunks = arith.divui %dqk, %c64 : index
-    scf.for %c = %wg to %v_chunks step %c2 {
-      %col = arith.muli %c, %c64 : index
-      %q0 = tile.slice %sq[%c0, %col] : !q_heads to !q_chunk
-      %q1 = tile.slice %sq[%hw, %col] : !q_heads to !q_chunk
-      %o0 = tile.slice %sdo[%c0, %col] : !do_heads to !q_chunk
-      %o1 = tile.slice %sdo[%hw, %col] : !do_heads to !q_chunk
-      %a0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_chunk, !tile.reg<64x64xf32>
-      %a1 = tile.gemm %ds1, %q1, %a0 : !probs, !q_chunk, !tile.reg<64x64xf32>
-      %a2 = tile.gemm %p0, %o0, %a1 : !probs, !q_chunk, !tile.reg<64x64xf32>
-      %a3 = tile.gemm %p1, %o1, %a2 : !probs, !q_chunk, !tile.reg<64x64xf32>
-      tile.scatter_add_rows %a3, %dkv[%rows, %col]
-          : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
-    }
-    %tail_first = arith.addi %v_chunks, %wg : index
-    scf.for %c = %tail_first to %all_chunks step %c2 {
-      %col = arith.muli %c, %c64 : index
-      %q0 = tile.slice %sq[%c0, %col] : !q_heads to !q_chunk
-      %q1 = tile.slice %sq[%hw, %col] : !q_heads to !q_chunk
-      %a0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_chunk, !tile.reg<64x64xf32>
-      %a1 = tile.gemm %ds1, %q1, %a0 : !probs, !q_chunk, !tile.reg<64x64xf32>
-      tile.scatter_add_rows %a1, %dkv[%rows, %col]
-          : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
-    }
+    // dKV rows += dS^T Q, and their V columns += P^T dO, summing over both
+    // warpgroups' heads. tile-split-d cuts these into 64-column pieces that
+    // the warpgroups take in turn, and adds the two before one scatter.
+    %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
+    %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
+    tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
+        : !dkv_rows, memref<?x?xf32>, !tile.reg<64xi32>
+    %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
+    %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
+    tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
+        : !dkv_v_rows, memref<?x?xf32>, !tile.reg<64xi32>
     tile.yield %dq_next : !dq_acc
   }
 

@@ -27,12 +27,13 @@ def aliases(hp, d, dt):
 !do_heads = !tile.smem<{hp}x{d}xbf16>
 !q_wg = !tile.smem<{hw}x{dqk}xbf16>
 !do_wg = !tile.smem<{hw}x{d}xbf16>
-!q_chunk = !tile.smem<{hw}x64xbf16>
 !probs_both = !tile.smem<2x64x{hw}xbf16>
 !probs = !tile.smem<64x{hw}xbf16>
 !scores = !tile.reg<64x{hw}xf32>
 !slot_mask = !tile.reg<64x{hw}xi32>
 !head_vec = !tile.reg<{hw}xf32>
+!dkv_rows = !tile.reg<64x{dqk}xf32>
+!dkv_v_rows = !tile.reg<64x{d}xf32>
 !dq_acc = !tile.reg<{dqk}x{hw}xf32>
 !dq_out = !tile.reg<{dqk}x{hw}xbf16>
 """

@@ -1,8 +1,8 @@
 //===- GemmToNVGPU.cpp - tile.gemm to wgmma.mma_async ---------------------===//
 //
-// A GEMM becomes, per 64-row block of the result, one chain of
-// wgmma.mma_async m64nNk16 over K, reading both operands from shared memory
-// through matrix descriptors. The descriptor of a tile follows from its
+// A GEMM becomes, per 64-row block of the result and piece of at most 256
+// columns, one chain of wgmma.mma_async m64nNk16 over K, reading both
+// operands from shared memory through matrix descriptors. The descriptor of a tile follows from its
 // #tile.shared layout (CUTLASS's canonical GMMA layouts):
 //   K-major  (rows = M or N, K contiguous): SBO = 8 rows * pitch; stepping K
 //            by 16 moves the start address inside the swizzle row.
@@ -66,15 +66,6 @@ struct OperandDescriptor {
   }
 };
 
-static bool isZeroSplat(Value v) {
-  auto splat = v.getDefiningOp<SplatOp>();
-  if (!splat)
-    return false;
-  auto cst = splat.getValue().getDefiningOp<arith::ConstantOp>();
-  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-  return f && f.getValue().isZero() && !f.getValue().isNegative();
-}
-
 /// Marks on GEMMs of one wgmma group (set by groupAdjacentGemms).
 constexpr llvm::StringLiteral kGroupNotFirst = "tile.wgmma_group_not_first";
 constexpr llvm::StringLiteral kGroupNotLast = "tile.wgmma_group_not_last";
@@ -102,15 +93,13 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
       return failure();
     Type f32 = rewriter.getF32Type();
     int64_t perBlock = n / 2; // accumulator registers per thread per 64 rows
-    auto structType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(perBlock, f32));
-    bool zeroInit = isZeroSplat(op.getAcc());
+    auto splat = op.getAcc().getDefiningOp<SplatOp>();
+    bool zeroInit = splat && splat.isPositiveZero();
     Value acc = adaptor.getAcc();
     auto typeAttr = [&](Type t) {
       return NVVM::WGMMATypesAttr::get(
           ctx, t.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
     };
-    auto shape = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
     // NVVM spells the operand majorness as row/col: A row = K-major,
     // B col = K-major.
     auto layoutA = NVVM::MMALayoutAttr::get(
@@ -124,27 +113,36 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     // without stalls in between.
     if (!op->hasAttr(kGroupNotFirst))
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    // One wgmma chain over K per 64 rows and piece of at most 256 columns;
+    // a thread's registers of columns [n0, n0 + w) are the w/2 from n0/2.
     SmallVector<Value> results;
     for (int64_t mb = 0; mb < m / 64; ++mb) {
-      Value s = LLVM::UndefOp::create(rewriter, loc, structType);
-      if (!zeroInit)
-        for (int64_t i = 0; i < perBlock; ++i)
-          s = LLVM::InsertValueOp::create(
-              rewriter, loc, s,
-              vector::ExtractOp::create(rewriter, loc, acc, mb * perBlock + i), i);
-      for (int64_t kk = 0; kk < k / 16; ++kk) {
-        auto scaleD = NVVM::WGMMAScaleOutAttr::get(
-            ctx, zeroInit && kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                     : NVVM::WGMMAScaleOut::one);
-        s = NVVM::WgmmaMmaAsyncOp::create(
-            rewriter, loc, structType, s, da->at(rewriter, loc, 64 * mb, 16 * kk),
-            db->at(rewriter, loc, 0, 16 * kk), shape, typeAttr(aType.getElementType()),
-            typeAttr(bType.getElementType()),
-            NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), scaleD,
-            scaleIn, scaleIn, layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+      for (int64_t n0 = 0; n0 < n; n0 += 256) {
+        int64_t width = std::min<int64_t>(256, n - n0);
+        auto structType = LLVM::LLVMStructType::getLiteral(
+            ctx, SmallVector<Type>(width / 2, f32));
+        auto shape = NVVM::MMAShapeAttr::get(ctx, 64, width, 16);
+        int64_t first = mb * perBlock + n0 / 2;
+        Value s = LLVM::UndefOp::create(rewriter, loc, structType);
+        if (!zeroInit)
+          for (int64_t i = 0; i < width / 2; ++i)
+            s = LLVM::InsertValueOp::create(
+                rewriter, loc, s,
+                vector::ExtractOp::create(rewriter, loc, acc, first + i), i);
+        for (int64_t kk = 0; kk < k / 16; ++kk) {
+          auto scaleD = NVVM::WGMMAScaleOutAttr::get(
+              ctx, zeroInit && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                       : NVVM::WGMMAScaleOut::one);
+          s = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structType, s, da->at(rewriter, loc, 64 * mb, 16 * kk),
+              db->at(rewriter, loc, n0, 16 * kk), shape,
+              typeAttr(aType.getElementType()), typeAttr(bType.getElementType()),
+              NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), scaleD,
+              scaleIn, scaleIn, layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+        }
+        for (int64_t i = 0; i < width / 2; ++i)
+          results.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, i));
       }
-      for (int64_t i = 0; i < perBlock; ++i)
-        results.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, i));
     }
     if (!op->hasAttr(kGroupNotLast)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);

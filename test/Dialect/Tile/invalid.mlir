@@ -390,7 +390,7 @@ func.func @f(%a: !tile.smem<32x64xbf16>, %b: !tile.smem<64x32xbf16>, %c: !tile.r
 }
 // -----
 func.func @f(%a: !tile.smem<64x64xbf16>, %b: !tile.smem<64x12xbf16>, %c: !tile.reg<64x12xf32>) {
-  // expected-error @+1 {{N (12) must be a multiple of 8 up to 256}}
+  // expected-error @+1 {{N (12) must be a multiple of 8}}
   %r = tile.gemm %a, %b, %c : !tile.smem<64x64xbf16>, !tile.smem<64x12xbf16>, !tile.reg<64x12xf32>
   return
 }

@@ -373,6 +373,12 @@ static LogicalResult verifyRowIndices(Operation *op, RegTileType rows,
   return success();
 }
 
+bool SplatOp::isPositiveZero() {
+  auto cst = getValue().getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return f && f.getValue().isPosZero();
+}
+
 LogicalResult ScatterAddRowsOp::verify() {
   auto value = cast<RegTileType>(getValue().getType());
   auto dest = cast<MemRefType>(getDest().getType());
@@ -512,8 +518,8 @@ LogicalResult GemmOp::verify() {
     return emitOpError("accumulator must be ") << m << "x" << n;
   if (m % 64)
     return emitOpError("M (") << m << ") must be a multiple of 64";
-  if (n % 8 || n > 256)
-    return emitOpError("N (") << n << ") must be a multiple of 8 up to 256";
+  if (n % 8)
+    return emitOpError("N (") << n << ") must be a multiple of 8";
   if (ka % 16)
     return emitOpError("K (") << ka << ") must be a multiple of 16";
   if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))

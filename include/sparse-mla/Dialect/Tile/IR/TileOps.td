@@ -84,6 +84,11 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure,
   let arguments = (ins AnyType:$value);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = "$value attr-dict `:` qualified(type($result))";
+  let extraClassDeclaration = [{
+    /// Whether every element is +0.0: a GEMM from it need not read it, and
+    /// GEMM chains from it may be added onto one another.
+    bool isPositiveZero();
+  }];
 }
 
 def Tile_MapOp : Tile_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> {
@@ -338,8 +343,10 @@ def Tile_GemmOp : Tile_Op<"gemm", [
     `a` is a shared tile or a register tile in the accumulator layout
     (converted to bf16 with the `mma` layout), `b` a shared tile, both
     bf16 or f16; `acc` is an f32 register tile. Each warpgroup computes its
-    own product on 64-row blocks: M is a multiple of 64, N a multiple of 8
-    up to 256, K a multiple of 16. Lowers to `wgmma.mma_async`.
+    own product on 64-row blocks: M is a multiple of 64, N a multiple of 8,
+    K a multiple of 16. Lowers to `wgmma.mma_async`, N split into pieces of
+    at most 256. An f32 accumulator costs N/2 registers per thread for each
+    64 rows, so wide products are cut into column chunks by `tile-split-d`.
   }];
   let arguments = (ins Tile_RegOrSmemTile:$a, Tile_SmemTile:$b, Tile_RegTile:$acc,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b);

@@ -4,6 +4,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileSplitDPass : Pass<"tile-split-d", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Cuts wide GEMM-and-scatter chains into column chunks shared by the warpgroups";
+  let description = [{
+    A chain is a `tile.splat`, `tile.gemm` ops that each accumulate into
+    the one before, and a `tile.scatter_add_rows` of the last result. Its
+    f32 accumulator costs N/2 registers per thread per 64 rows, so one as
+    wide as a kv row (576 columns: 288 registers) cannot be held. A chain
+    wider than `chunk` becomes `scf.for` loops over `chunk`-column pieces:
+    warpgroup w computes pieces w, w + W, ... (W warpgroups), each from the
+    same A operands and a column slice of B, and scatters it. Chains of one
+    block that scatter into the same destination, rows and column, with
+    only GEMMs and effect-free ops between the scatters, are summed piece
+    by piece before one scatter (the later ones must start from +0.0), so
+    `dKV += dS^T Q` and `dKV[:, :D] += P^T dO` reduce each element once.
+    Pieces covered by the same chains share a loop.
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"64",
+           "Columns of one piece">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::sparse_mla::tile::KernelOp"> {
   let summary = "Chooses thread layouts for register tiles and swizzles for shared tiles";
   let description = [{

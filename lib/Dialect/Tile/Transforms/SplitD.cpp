@@ -1,0 +1,226 @@
+//===- SplitD.cpp - Wide GEMM-and-scatter chains in column chunks ---------===//
+//
+// A chain is a tile.splat, tile.gemm ops that each accumulate into the one
+// before, and one tile.scatter_add_rows of the last result. A chain wider
+// than the chunk becomes loops over chunk-column pieces, piece c computed by
+// warpgroup c mod W from the same A and a column slice of B. Chains of one
+// block that scatter into the same destination, rows and column are summed
+// piece by piece before a single scatter (those after the first must start
+// from +0.0), so every destination element is reduced once.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILESPLITDPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+struct Chain {
+  // Op handles are values; mutable so that const chains can query them.
+  mutable SplatOp init;
+  SmallVector<GemmOp> gemms; // in program order
+  mutable ScatterAddRowsOp scatter;
+
+  int64_t width() const {
+    return cast<RegTileType>(scatter.getValue().getType()).getShape()[1];
+  }
+  int64_t height() const {
+    return cast<RegTileType>(scatter.getValue().getType()).getShape()[0];
+  }
+};
+
+/// The chain that ends in `scatter`, if its GEMMs feed only one another.
+static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
+  Chain chain;
+  chain.scatter = scatter;
+  Value v = scatter.getValue();
+  Block *block = scatter->getBlock();
+  while (auto gemm = v.getDefiningOp<GemmOp>()) {
+    if (!v.hasOneUse() || gemm->getBlock() != block)
+      return std::nullopt;
+    chain.gemms.insert(chain.gemms.begin(), gemm);
+    v = gemm.getAcc();
+  }
+  chain.init = v.getDefiningOp<SplatOp>();
+  if (!chain.init || chain.gemms.empty())
+    return std::nullopt;
+  return chain;
+}
+
+static bool sameTarget(const Chain &a, const Chain &b) {
+  return a.scatter.getDest() == b.scatter.getDest() &&
+         a.scatter.getRows() == b.scatter.getRows() &&
+         a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height();
+}
+
+/// Whether `b` may be summed into `a`'s scatter: nothing between the two
+/// scatters but GEMMs and ops without memory effects, so delaying `a`'s
+/// additions to `b`'s place changes nothing another op could observe.
+static bool canJoin(const Chain &a, const Chain &b) {
+  if (!sameTarget(a, b) || !b.init.isPositiveZero())
+    return false;
+  for (Operation *op = a.scatter->getNextNode(); op != b.scatter.getOperation();
+       op = op->getNextNode())
+    if (!isa<GemmOp>(op) && !isMemoryEffectFree(op))
+      return false;
+  return true;
+}
+
+struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    if (chunk <= 0 || chunk % 8) {
+      kernel.emitError("tile-split-d: chunk (") << static_cast<int64_t>(chunk) << ") must be a positive multiple of 8";
+      return signalPassFailure();
+    }
+    // Groups of chains, each group joined into one scatter per piece.
+    SmallVector<SmallVector<Chain>> groups;
+    kernel.walk([&](Block *block) {
+      SmallVector<Chain> open;
+      for (auto scatter : block->getOps<ScatterAddRowsOp>()) {
+        std::optional<Chain> chain = chainOf(scatter);
+        if (!chain)
+          continue;
+        if (!open.empty() && canJoin(open.back(), *chain)) {
+          open.push_back(*chain);
+          continue;
+        }
+        if (!open.empty())
+          groups.push_back(std::move(open));
+        open = {*chain};
+      }
+      if (!open.empty())
+        groups.push_back(std::move(open));
+    });
+    for (auto &group : groups) {
+      int64_t widest = 0;
+      bool divisible = true;
+      for (const Chain &c : group) {
+        widest = std::max(widest, c.width());
+        divisible &= c.width() % chunk == 0;
+      }
+      if (widest <= chunk)
+        continue;
+      if (!divisible) {
+        group.front().scatter.emitOpError("tile-split-d: the columns of the chains into this destination must be multiples of the chunk (")
+            << static_cast<int64_t>(chunk) << ")";
+        return signalPassFailure();
+      }
+      split(kernel, group);
+    }
+  }
+
+  /// Replaces the chains of `group` by loops over their pieces.
+  void split(KernelOp kernel, ArrayRef<Chain> group) {
+    ScatterAddRowsOp last = group.back().scatter;
+    OpBuilder b(last);
+    Location loc = last.getLoc();
+    int64_t wgs = kernel.getWarpgroups();
+    int64_t pieces = 0;
+    for (const Chain &c : group)
+      pieces = std::max(pieces, c.width() / chunk);
+    auto idx = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value width = idx(chunk), step = idx(wgs);
+    Value wg = WarpgroupIdOp::create(b, loc, b.getIndexType());
+    // Pieces covered by the same chains share a loop.
+    for (int64_t lo = 0; lo < pieces;) {
+      auto covers = [&](int64_t piece) {
+        SmallVector<const Chain *> in;
+        for (const Chain &c : group)
+          if (c.width() > piece * chunk)
+            in.push_back(&c);
+        return in;
+      };
+      SmallVector<const Chain *> members = covers(lo);
+      int64_t hi = lo + 1;
+      while (hi < pieces && covers(hi) == members)
+        ++hi;
+      // This warpgroup's first piece from lo: lo + (wg - lo) mod W.
+      Value start = idx(lo);
+      if (wgs > 1) {
+        Value shifted = wg;
+        if (lo % wgs)
+          shifted = arith::AddIOp::create(b, loc, wg, idx(wgs - lo % wgs));
+        start = arith::AddIOp::create(b, loc, start,
+                                      arith::RemUIOp::create(b, loc, shifted, step));
+      }
+      auto loop = scf::ForOp::create(b, loc, start, idx(hi), step);
+      OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
+      Value offset = arith::MulIOp::create(body, loc, loop.getInductionVar(), width);
+      emitPiece(body, loc, members, offset);
+      lo = hi;
+    }
+    for (const Chain &c : llvm::reverse(group)) {
+      c.scatter.erase();
+      for (GemmOp g : llvm::reverse(c.gemms))
+        g.erase();
+    }
+    for (const Chain &c : group)
+      if (c.init->use_empty())
+        c.init.erase();
+  }
+
+  /// The piece at column `offset` of every chain in `members`, summed and
+  /// scattered. Slices come first so that the GEMMs are adjacent and form
+  /// one wgmma group.
+  void emitPiece(OpBuilder &b, Location loc, ArrayRef<const Chain *> members,
+                 Value offset) {
+    SmallVector<Value> bPieces;
+    for (const Chain *c : members)
+      for (GemmOp g : c->gemms)
+        bPieces.push_back(columnSlice(b, loc, g, offset));
+    const Chain &first = *members.front();
+    auto accType = cast<RegTileType>(first.init.getType());
+    auto pieceType = RegTileType::get({first.height(), chunk}, accType.getElementType(),
+                                      accType.getLayout());
+    Value acc = SplatOp::create(b, loc, pieceType, first.init.getValue());
+    unsigned i = 0;
+    for (const Chain *c : members)
+      for (GemmOp g : c->gemms)
+        acc = GemmOp::create(b, g.getLoc(), pieceType, g.getA(), bPieces[i++], acc,
+                             g.getTransposeA(), g.getTransposeB());
+    Value column = first.scatter.getColumn();
+    column = matchPattern(column, m_Zero())
+                 ? offset
+                 : arith::AddIOp::create(b, loc, column, offset).getResult();
+    ScatterAddRowsOp::create(b, first.scatter.getLoc(), acc, first.scatter.getDest(),
+                             first.scatter.getRows(), column);
+  }
+
+  /// The chunk columns of `gemm`'s B operand from `offset`; a slice of a
+  /// slice is folded into one slice of the source.
+  Value columnSlice(OpBuilder &b, Location loc, GemmOp gemm, Value offset) {
+    auto type = cast<SmemTileType>(gemm.getB().getType());
+    unsigned nDim = gemm.getTransposeB() ? 0 : 1;
+    Value source = gemm.getB();
+    SmallVector<Value> offsets;
+    unsigned dropped = 0;
+    if (auto slice = gemm.getB().getDefiningOp<SliceOp>()) {
+      source = slice.getSource();
+      offsets = llvm::to_vector(slice.getOffsets());
+      dropped = offsets.size() - type.getRank();
+    } else {
+      offsets.assign(type.getRank(), arith::ConstantIndexOp::create(b, loc, 0));
+    }
+    Value &n = offsets[dropped + nDim];
+    n = matchPattern(n, m_Zero()) ? offset : arith::AddIOp::create(b, loc, n, offset);
+    SmallVector<int64_t> shape(type.getShape());
+    shape[nDim] = chunk;
+    auto pieceType = SmemTileType::get(shape, type.getElementType(), type.getLayout());
+    return SliceOp::create(b, loc, pieceType, source, offsets);
+  }
+};
+
+} // namespace
