@@ -92,6 +92,24 @@ tile.kernel @gemm_group(%out: memref<?x?xf32>) warpgroups(1) {
   tile.store %t, %out[%c0, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
 }
 
+// N above 256 is cut into wgmma pieces of at most 256 columns: 384 = 256 +
+// 128, each a chain over K (two k16 steps).
+// CHECK-LABEL: gpu.func @gemm_wide
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+tile.kernel @gemm_wide(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x32xbf16>
+  %b = tile.alloc : !tile.smem<32x384xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x384xf32>
+  %s = tile.gemm %a, %b, %acc : !tile.smem<64x32xbf16>, !tile.smem<32x384xbf16>, !tile.reg<64x384xf32>
+  tile.store %s, %out[%c0, %c0] : !tile.reg<64x384xf32>, memref<?x?xf32>
+}
+
 // The warpgroup id is broadcast from lane 0, so ptxas sees it warp-uniform.
 // An mma tile written to a 64-byte-swizzled tile: the runs of the next
 // 16-byte chunks are the thread's swizzled address XOR a constant.
