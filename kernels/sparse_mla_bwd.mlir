@@ -12,8 +12,8 @@
 //     dKV[rows] += dS^T Q + P^T dO                (red.global.add into fp32)
 // Warpgroup w owns half of the heads: its S^T, dP^T, P^T, dS^T and dQ^T.
 // dKV is computed 64 columns at a time, the chunks alternating between the
-// warpgroups (tile-split-d). The gather of the next
-// block overlaps the current one (tile-pipeline-loops).
+// warpgroups (tile-split-d). The gather of the next block overlaps the
+// current one (tile-pipeline-loops).
 //
 // Shapes that depend on the variant (heads per CTA, D, D + D_tail) are the
 // type aliases and the lines marked `variant` below; tools/specialize_bwd.py
