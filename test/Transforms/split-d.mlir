@@ -116,6 +116,30 @@ tile.kernel @separate(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) 
 
 // -----
 
+// The pieces are emitted at the scatter, so a chain whose GEMM would move
+// past a write of shared memory (here of its own B operand) is left as written.
+
+// CHECK-LABEL: tile.kernel @pinned
+// CHECK-NOT: scf.for
+// CHECK: tile.gemm {{.*}} : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+// CHECK-NEXT: tile.write
+// CHECK-NEXT: tile.scatter_add_rows {{.*}} : !tile.reg<64x128xf32>
+tile.kernel @pinned(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1 : i32
+  %b = tile.alloc : !tile.smem<16x128xbf16>
+  %a = tile.alloc : !tile.smem<64x16xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  %z = tile.splat %zero : !tile.reg<64x128xf32>
+  %zb = tile.splat %zero : !tile.reg<16x128xf32>
+  %x = tile.gemm %a, %b, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+  tile.write %zb, %b : !tile.reg<16x128xf32>, !tile.smem<16x128xbf16>
+  tile.scatter_add_rows %x, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+}
+
+// -----
+
 tile.kernel @ragged(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32

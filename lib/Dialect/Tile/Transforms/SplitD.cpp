@@ -24,20 +24,26 @@ using namespace sparse_mla::tile;
 namespace {
 
 struct Chain {
-  // Op handles are values; mutable so that const chains can query them.
-  mutable SplatOp init;
+  SplatOp init;
   SmallVector<GemmOp> gemms; // in program order
-  mutable ScatterAddRowsOp scatter;
+  ScatterAddRowsOp scatter;
 
-  int64_t width() const {
-    return cast<RegTileType>(scatter.getValue().getType()).getShape()[1];
-  }
-  int64_t height() const {
-    return cast<RegTileType>(scatter.getValue().getType()).getShape()[0];
-  }
+  int64_t width() { return scatter.getValue().getType().getShape()[1]; }
+  int64_t height() { return scatter.getValue().getType().getShape()[0]; }
 };
 
-/// The chain that ends in `scatter`, if its GEMMs feed only one another.
+/// Whether the ops strictly between `from` and `to` are GEMMs (which only
+/// read shared memory) or free of memory effects, so that GEMMs and
+/// scatters may move from `from` down to `to`.
+static bool onlyGemmsOrPureBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+    if (!isa<GemmOp>(op) && !isMemoryEffectFree(op))
+      return false;
+  return true;
+}
+
+/// The chain that ends in `scatter`, if its GEMMs feed only one another and
+/// may move down to the scatter (its pieces are emitted there).
 static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
   Chain chain;
   chain.scatter = scatter;
@@ -50,28 +56,23 @@ static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
     v = gemm.getAcc();
   }
   chain.init = v.getDefiningOp<SplatOp>();
-  if (!chain.init || chain.gemms.empty())
+  if (!chain.init || chain.gemms.empty() ||
+      !onlyGemmsOrPureBetween(chain.gemms.front(), scatter))
     return std::nullopt;
   return chain;
 }
 
-static bool sameTarget(const Chain &a, const Chain &b) {
+static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
          a.scatter.getRows() == b.scatter.getRows() &&
          a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height();
 }
 
-/// Whether `b` may be summed into `a`'s scatter: nothing between the two
-/// scatters but GEMMs and ops without memory effects, so delaying `a`'s
-/// additions to `b`'s place changes nothing another op could observe.
-static bool canJoin(const Chain &a, const Chain &b) {
-  if (!sameTarget(a, b) || !b.init.isPositiveZero())
-    return false;
-  for (Operation *op = a.scatter->getNextNode(); op != b.scatter.getOperation();
-       op = op->getNextNode())
-    if (!isa<GemmOp>(op) && !isMemoryEffectFree(op))
-      return false;
-  return true;
+/// Whether `b` may be summed into `a`'s scatter: delaying `a`'s GEMMs and
+/// additions to `b`'s place must change nothing another op could observe.
+static bool canJoin(Chain &a, Chain &b) {
+  return sameTarget(a, b) && b.init.isPositiveZero() &&
+         onlyGemmsOrPureBetween(a.scatter, b.scatter);
 }
 
 struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass> {
@@ -80,7 +81,8 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
   void runOnOperation() override {
     KernelOp kernel = getOperation();
     if (chunk <= 0 || chunk % 8) {
-      kernel.emitError("tile-split-d: chunk (") << static_cast<int64_t>(chunk) << ") must be a positive multiple of 8";
+      kernel.emitError("tile-split-d: chunk (")
+          << static_cast<int64_t>(chunk) << ") must be a positive multiple of 8";
       return signalPassFailure();
     }
     // Groups of chains, each group joined into one scatter per piece.
@@ -105,14 +107,16 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
     for (auto &group : groups) {
       int64_t widest = 0;
       bool divisible = true;
-      for (const Chain &c : group) {
+      for (Chain &c : group) {
         widest = std::max(widest, c.width());
         divisible &= c.width() % chunk == 0;
       }
       if (widest <= chunk)
         continue;
       if (!divisible) {
-        group.front().scatter.emitOpError("tile-split-d: the columns of the chains into this destination must be multiples of the chunk (")
+        group.front().scatter.emitOpError(
+            "tile-split-d: the columns of the chains into this destination "
+            "must be multiples of the chunk (")
             << static_cast<int64_t>(chunk) << ")";
         return signalPassFailure();
       }
@@ -121,13 +125,13 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
   }
 
   /// Replaces the chains of `group` by loops over their pieces.
-  void split(KernelOp kernel, ArrayRef<Chain> group) {
+  void split(KernelOp kernel, MutableArrayRef<Chain> group) {
     ScatterAddRowsOp last = group.back().scatter;
     OpBuilder b(last);
     Location loc = last.getLoc();
     int64_t wgs = kernel.getWarpgroups();
     int64_t pieces = 0;
-    for (const Chain &c : group)
+    for (Chain &c : group)
       pieces = std::max(pieces, c.width() / chunk);
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -137,13 +141,13 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
     // Pieces covered by the same chains share a loop.
     for (int64_t lo = 0; lo < pieces;) {
       auto covers = [&](int64_t piece) {
-        SmallVector<const Chain *> in;
-        for (const Chain &c : group)
+        SmallVector<Chain *> in;
+        for (Chain &c : group)
           if (c.width() > piece * chunk)
             in.push_back(&c);
         return in;
       };
-      SmallVector<const Chain *> members = covers(lo);
+      SmallVector<Chain *> members = covers(lo);
       int64_t hi = lo + 1;
       while (hi < pieces && covers(hi) == members)
         ++hi;
@@ -162,12 +166,12 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
       emitPiece(body, loc, members, offset);
       lo = hi;
     }
-    for (const Chain &c : llvm::reverse(group)) {
+    for (Chain &c : llvm::reverse(group)) {
       c.scatter.erase();
       for (GemmOp g : llvm::reverse(c.gemms))
         g.erase();
     }
-    for (const Chain &c : group)
+    for (Chain &c : group)
       if (c.init->use_empty())
         c.init.erase();
   }
@@ -175,19 +179,19 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
   /// The piece at column `offset` of every chain in `members`, summed and
   /// scattered. Slices come first so that the GEMMs are adjacent and form
   /// one wgmma group.
-  void emitPiece(OpBuilder &b, Location loc, ArrayRef<const Chain *> members,
+  void emitPiece(OpBuilder &b, Location loc, ArrayRef<Chain *> members,
                  Value offset) {
     SmallVector<Value> bPieces;
-    for (const Chain *c : members)
+    for (Chain *c : members)
       for (GemmOp g : c->gemms)
         bPieces.push_back(columnSlice(b, loc, g, offset));
-    const Chain &first = *members.front();
+    Chain &first = *members.front();
     auto accType = cast<RegTileType>(first.init.getType());
     auto pieceType = RegTileType::get({first.height(), chunk}, accType.getElementType(),
                                       accType.getLayout());
     Value acc = SplatOp::create(b, loc, pieceType, first.init.getValue());
     unsigned i = 0;
-    for (const Chain *c : members)
+    for (Chain *c : members)
       for (GemmOp g : c->gemms)
         acc = GemmOp::create(b, g.getLoc(), pieceType, g.getA(), bPieces[i++], acc,
                              g.getTransposeA(), g.getTransposeB());
