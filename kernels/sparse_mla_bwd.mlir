@@ -15,28 +15,25 @@
 // warpgroups (tile-split-d). The gather of the next block overlaps the
 // current one (tile-pipeline-loops).
 //
-// Shapes that depend on the variant (heads per CTA, D, D + D_tail) are the
-// type aliases and the lines marked `variant` below; tools/specialize_bwd.py
-// writes the other variants from this file. This one: 64 heads per CTA,
-// D = 512, D_tail = 64.
+// The kernel is generic over three shape parameters: {hw} heads per
+// warpgroup (2 * hw per CTA), {d} = D and {dqk} = D + D_tail. tile-specialize
+// compiles one kernel per entry of `variants` below.
 
-// variant begin
-!kv_block = !tile.smem<64x576xbf16>      // 64 gathered kv rows
-!v_block = !tile.smem<64x512xbf16>       // their V part
-!q_heads = !tile.smem<64x576xbf16>       // Q of the CTA's heads
-!do_heads = !tile.smem<64x512xbf16>      // dO of the CTA's heads
-!q_wg = !tile.smem<32x576xbf16>          // Q of one warpgroup's heads
-!do_wg = !tile.smem<32x512xbf16>         // dO of one warpgroup's heads
-!probs_both = !tile.smem<2x64x32xbf16>   // P^T or dS^T of both warpgroups
-!probs = !tile.smem<64x32xbf16>          // P^T or dS^T of one warpgroup
-!scores = !tile.reg<64x32xf32>           // keys x warpgroup heads
-!slot_mask = !tile.reg<64x32xi32>
-!head_vec = !tile.reg<32xf32>
-!dkv_rows = !tile.reg<64x576xf32>        // dKV of the gathered rows
-!dkv_v_rows = !tile.reg<64x512xf32>      // their V part
-!dq_acc = !tile.reg<576x32xf32>          // dQ^T of the warpgroup's heads
-!dq_out = !tile.reg<576x32xbf16>
-// variant end
+!kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
+!v_block = !tile.smem<64x{d}xbf16>        // their V part
+!q_heads = !tile.smem<2x{hw}x{dqk}xbf16>  // Q of each warpgroup's heads
+!do_heads = !tile.smem<2x{hw}x{d}xbf16>   // dO of each warpgroup's heads
+!q_wg = !tile.smem<{hw}x{dqk}xbf16>
+!do_wg = !tile.smem<{hw}x{d}xbf16>
+!probs_both = !tile.smem<2x64x{hw}xbf16>  // P^T or dS^T of both warpgroups
+!probs = !tile.smem<64x{hw}xbf16>         // P^T or dS^T of one warpgroup
+!scores = !tile.reg<64x{hw}xf32>          // keys x warpgroup heads
+!slot_mask = !tile.reg<64x{hw}xi32>
+!head_vec = !tile.reg<{hw}xf32>
+!dkv_rows = !tile.reg<64x{dqk}xf32>       // dKV of the gathered rows
+!dkv_v_rows = !tile.reg<64x{d}xf32>       // their V part
+!dq_acc = !tile.reg<{dqk}x{hw}xf32>       // dQ^T of the warpgroup's heads
+!dq_out = !tile.reg<{dqk}x{hw}xbf16>
 
 tile.kernel @sparse_mla_bwd(
     %q: memref<?x?x?xbf16>,        // [T, H, D + D_tail], T = B * S tokens
@@ -51,13 +48,15 @@ tile.kernel @sparse_mla_bwd(
     %causal: i32,
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
-    %sm_scale: f32) warpgroups(2) {
+    %sm_scale: f32) warpgroups(2)
+    variants([{hw = 16, d = 512, dqk = 576}, {hw = 16, d = 512, dqk = 512},
+              {hw = 32, d = 512, dqk = 576}, {hw = 32, d = 512, dqk = 512}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c64 = arith.constant 64 : index
-  %hp = arith.constant 64 : index  // variant: heads per CTA
-  %hw = arith.constant 32 : index  // variant: heads per warpgroup
+  %hw = tile.param "hw" : index  // heads per warpgroup
+  %hp = arith.muli %hw, %c2 : index  // heads per CTA
   %zero = arith.constant 0.0 : f32
   %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant -1 : i32
@@ -82,27 +81,26 @@ tile.kernel @sparse_mla_bwd(
   %hw0 = arith.muli %wg, %hw : index
   %h_wg = arith.addi %h0, %hw0 : index
 
-  // Q and dO of the CTA's heads; heads at or past h_end are zero rows.
+  // Q and dO of the CTA's heads, per warpgroup; heads at or past h_end are
+  // zero rows.
   %sq = tile.alloc : !q_heads
   %sdo = tile.alloc : !do_heads
-  %tq = tile.async_copy %q[%t, %h0, %c0] bound %h_end into %sq
-      : memref<?x?x?xbf16>, !q_heads
-  %tdo = tile.async_copy %do[%t, %h0, %c0] bound %h_end into %sdo
-      : memref<?x?x?xbf16>, !do_heads
-  tile.wait %tq, %tdo
-  %q_w = tile.slice %sq[%hw0, %c0] : !q_heads to !q_wg
-  %do_w = tile.slice %sdo[%hw0, %c0] : !do_heads to !do_wg
-
-  // lse in base 2 (padded heads: +inf, so P = 0) and Delta per head.
-  %lse_raw = tile.load %lse[%t, %h_wg] bounds [%h_end] pad %inf
-      : memref<?x?xf32>, f32 -> !head_vec
-  %lse2 = tile.map %lse_raw : !head_vec -> !head_vec {
-  ^bb0(%l: f32):
-    %r = arith.mulf %l, %lse_scale : f32
-    tile.yield %r : f32
-  }
-  %delta_w = tile.load %delta[%t, %h_wg] bounds [%h_end] pad %zero
-      : memref<?x?xf32>, f32 -> !head_vec
+  %q0 = tile.slice %sq[%c0, %c0, %c0] : !q_heads to !q_wg
+  %q1 = tile.slice %sq[%c1, %c0, %c0] : !q_heads to !q_wg
+  %do0 = tile.slice %sdo[%c0, %c0, %c0] : !do_heads to !do_wg
+  %do1 = tile.slice %sdo[%c1, %c0, %c0] : !do_heads to !do_wg
+  %h1 = arith.addi %h0, %hw : index
+  %tq0 = tile.async_copy %q[%t, %h0, %c0] bound %h_end into %q0
+      : memref<?x?x?xbf16>, !q_wg
+  %tq1 = tile.async_copy %q[%t, %h1, %c0] bound %h_end into %q1
+      : memref<?x?x?xbf16>, !q_wg
+  %tdo0 = tile.async_copy %do[%t, %h0, %c0] bound %h_end into %do0
+      : memref<?x?x?xbf16>, !do_wg
+  %tdo1 = tile.async_copy %do[%t, %h1, %c0] bound %h_end into %do1
+      : memref<?x?x?xbf16>, !do_wg
+  tile.wait %tq0, %tq1, %tdo0, %tdo1
+  %q_w = tile.slice %sq[%wg, %c0, %c0] : !q_heads to !q_wg
+  %do_w = tile.slice %sdo[%wg, %c0, %c0] : !do_heads to !do_wg
 
   // A slot is valid if 0 <= key < Skv and, when causal, key <= s; its kv row
   // is (b * Skv + key) * G + g. Invalid slots get row -1.
@@ -123,16 +121,12 @@ tile.kernel @sparse_mla_bwd(
   %p1 = tile.slice %sp[%c1, %c0, %c0] : !probs_both to !probs
   %ds0 = tile.slice %sds[%c0, %c0, %c0] : !probs_both to !probs
   %ds1 = tile.slice %sds[%c1, %c0, %c0] : !probs_both to !probs
-  %q0 = tile.slice %sq[%c0, %c0] : !q_heads to !q_wg
-  %q1 = tile.slice %sq[%hw, %c0] : !q_heads to !q_wg
-  %do0 = tile.slice %sdo[%c0, %c0] : !do_heads to !do_wg
-  %do1 = tile.slice %sdo[%hw, %c0] : !do_heads to !do_wg
   %no_scores = tile.splat %zero : !scores
   %no_dkv = tile.splat %zero : !dkv_rows
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
   %dq_init = tile.splat %zero : !dq_acc
 
-  %dq_t = tile.pipelined_for %j = %c0 to %topk step %c64 stages(1)  // variant: stages
+  %dq_t = tile.pipelined_for %j = %c0 to %topk step %c64 stages(2)
       iter_args(%dq_acc = %dq_init) -> (!dq_acc) {
     // Gather the block's kv rows.
     %keys = tile.load %indices[%t, %g, %j] bounds [%topk] pad %none
@@ -161,6 +155,18 @@ tile.kernel @sparse_mla_bwd(
     %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
     %dp_t = tile.gemm %v, %do_w, %no_scores {transpose_b} : !v_block, !do_wg, !scores
     %valid = tile.broadcast %rows along 1 : !tile.reg<64xi32> -> !slot_mask
+    // lse in base 2 (padded heads: +inf, so P = 0) and Delta per head, read
+    // again for each block: held across the loop, they would cost 16
+    // registers a thread for all of it.
+    %lse_raw = tile.load %lse[%t, %h_wg] bounds [%h_end] pad %inf
+        : memref<?x?xf32>, f32 -> !head_vec
+    %lse2 = tile.map %lse_raw : !head_vec -> !head_vec {
+    ^bb0(%l: f32):
+      %r = arith.mulf %l, %lse_scale : f32
+      tile.yield %r : f32
+    }
+    %delta_w = tile.load %delta[%t, %h_wg] bounds [%h_end] pad %zero
+        : memref<?x?xf32>, f32 -> !head_vec
     %lse_b = tile.broadcast %lse2 along 0 : !head_vec -> !scores
     %delta_b = tile.broadcast %delta_w along 0 : !head_vec -> !scores
     %p_t = tile.map %s_t, %lse_b, %valid : !scores, !scores, !slot_mask -> !scores {

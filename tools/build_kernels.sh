@@ -23,11 +23,9 @@ cp -r "$root/python/sparse_mla/." "$bundle/sparse_mla/"
 cp "$build/lib/libsparse_mla_runtime.so" "$bundle/sparse_mla/lib/"
 cp -r "$root/lib/Runtime" "$bundle/src/"
 mkdir -p "$bundle/src/include/sparse-mla" && cp -r "$root/include/sparse-mla/Runtime" "$bundle/src/include/sparse-mla/"
-# The main kernel in each compiled shape variant (tools/specialize_bwd.py).
-rm -rf "$build/kernels" && mkdir -p "$build/kernels"
-cp "$root"/kernels/sparse_mla_preprocess.mlir "$root"/kernels/sparse_mla_postprocess.mlir "$build/kernels/"
-python3 "$root/tools/specialize_bwd.py" "$root/kernels/sparse_mla_bwd.mlir" "$build/kernels" >/dev/null
-for k in "$build"/kernels/*.mlir; do
+# One PTX/cubin/manifest per kernel file; the backward holds one kernel per
+# variant of its shape parameters (tile-specialize).
+for k in "$root"/kernels/*.mlir; do
   name=$(basename "$k" .mlir)
   "$build/bin/sparse-mla-opt" "$k" --sparse-mla-to-ptx="output=$bundle/sparse_mla/kernels/$name" -o /dev/null
   python3 - "$bundle/sparse_mla/kernels/$name.json" <<'PY'

@@ -139,8 +139,12 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
           o["rank"] = rank.getInt();
         args.push_back(std::move(o));
       }
+      llvm::json::Object params;
+      for (NamedAttribute p : d.getAs<DictionaryAttr>("params"))
+        params[p.getName().getValue()] = cast<IntegerAttr>(p.getValue()).getInt();
       llvm::json::Object k{
           {"name", name},
+          {"params", std::move(params)},
           {"threads", d.getAs<IntegerAttr>("threads").getInt()},
           {"shared_bytes", d.getAs<IntegerAttr>("shared_bytes").getInt()},
           {"args", std::move(args)}};

@@ -25,6 +25,7 @@ static void useShortSharedPointers() {
 void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
+  pm.addPass(tile::createTileSpecializePass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());

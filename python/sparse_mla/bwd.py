@@ -10,24 +10,32 @@ from .ops import check_devices, check_tensor, postprocess, preprocess
 
 LOG2E = 1.0 / math.log(2.0)
 
-SUPPORTED_DIMS = [(512, 64), (512, 0)]
+def variants():
+    """The compiled backward kernels: (D, D_tail, heads per CTA) -> kernel name,
+    from the shape parameters in the manifests (tile-specialize)."""
+    found = {}
+    for name, kernel in _runtime.load_manifest().items():
+        p = kernel.get("params", {})
+        if name.startswith("sparse_mla_bwd_") and p.keys() == {"hw", "d", "dqk"}:
+            found[(p["d"], p["dqk"] - p["d"], 2 * p["hw"])] = name
+    return found
 
 
-def kernel_name(heads, d_v, d_tail):
-    return f"sparse_mla_bwd_h{heads}_d{d_v}_t{d_tail}"
+def supported_dims():
+    """The (D, D_tail) pairs with a compiled backward."""
+    return sorted({(d, t) for d, t, _ in variants()}, reverse=True)
 
 
-def heads_per_cta(heads, d_v, d_tail):
-    """The compiled variant for `heads` per kv group: the smallest that holds
-    them all (padded heads are masked), else the largest (the heads are then
-    split into blocks of it)."""
-    sizes = sorted(int(name.split("_h")[1].split("_")[0])
-                   for name in _runtime.load_manifest()
-                   if name.startswith("sparse_mla_bwd_h") and
-                   name.endswith(f"_d{d_v}_t{d_tail}"))
+def select_variant(heads, d_v, d_tail):
+    """(kernel name, heads per CTA) for `heads` per kv group: the smallest
+    variant that holds them all (padded heads are masked), else the largest
+    (the heads are then split into blocks of it)."""
+    found = variants()
+    sizes = sorted(n for d, t, n in found if (d, t) == (d_v, d_tail))
     if not sizes:
         raise _runtime.KernelError(f"no compiled backward for D={d_v}, D_tail={d_tail}")
-    return next((n for n in sizes if n >= heads), sizes[-1])
+    per_cta = next((n for n in sizes if n >= heads), sizes[-1])
+    return found[(d_v, d_tail, per_cta)], per_cta
 
 
 def _check(q, kv, o, do, indices, lse):
@@ -58,9 +66,9 @@ def _check(q, kv, o, do, indices, lse):
         raise ValueError(f"o must have shape {(*lead, s, h, 'D')}, got {tuple(o.shape)}")
     if do.shape != o.shape:
         raise ValueError(f"do must have the shape of o {tuple(o.shape)}, got {tuple(do.shape)}")
-    if (d_v, dqk - d_v) not in SUPPORTED_DIMS:
+    if (d_v, dqk - d_v) not in supported_dims():
         raise ValueError(f"(D, D_tail) = ({d_v}, {dqk - d_v}) from o and q is not compiled; "
-                         f"supported: {SUPPORTED_DIMS}")
+                         f"supported: {supported_dims()}")
     if indices.shape[:-1] != (*lead, s, g) or indices.shape[-1] < 1:
         raise ValueError(f"indices must have shape {(*lead, s, g, 'topk')} with topk >= 1, "
                          f"got {tuple(indices.shape)}")
@@ -96,12 +104,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if tokens and rows:
         delta = preprocess(o, do)
         heads = h // g
-        per_cta = heads_per_cta(heads, d_v, dqk - d_v)
+        name, per_cta = select_variant(heads, d_v, dqk - d_v)
         blocks = -(-heads // per_cta)
         if g * blocks > 65535:
             raise ValueError(f"G * ceil(H/G / {per_cta}) = {g * blocks} exceeds the grid")
         _runtime.launch(
-            kernel_name(per_cta, d_v, dqk - d_v), [tokens, g * blocks],
+            name, [tokens, g * blocks],
             [q.view(tokens, h, dqk), kv.view(rows, dqk), do.view(tokens, h, d_v),
              indices.view(tokens, g, topk), lse.view(tokens, h), delta.view(tokens, h),
              dq.view(tokens, h, dqk), ws.view(rows, dqk),

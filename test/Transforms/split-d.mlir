@@ -152,3 +152,11 @@ tile.kernel @ragged(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) {
   // expected-error @+1 {{tile-split-d: the columns of the chains into this destination must be multiples of the chunk (64)}}
   tile.scatter_add_rows %x, %dkv[%rows, %c0] : !tile.reg<64x96xf32>, memref<?x?xf32>, !tile.reg<64xi32>
 }
+
+// -----
+
+// The passes after tile-specialize need the sizes.
+// expected-error @+1 {{has shape parameters; run tile-specialize first}}
+tile.kernel @generic(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 64}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}

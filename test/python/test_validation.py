@@ -149,10 +149,13 @@ def test_sparse_mla_bwd_checks_the_device_last():
 
 def test_variants_are_compiled_for_each_supported_shape():
     kernels = sparse_mla.load_manifest()
-    for d_v, d_tail in sparse_mla.bwd.SUPPORTED_DIMS:
-        assert sparse_mla.bwd.heads_per_cta(16, d_v, d_tail) == 32
-        assert sparse_mla.bwd.heads_per_cta(64, d_v, d_tail) == 64
-        assert sparse_mla.bwd.heads_per_cta(128, d_v, d_tail) == 64
-        for n in (32, 64):
-            k = kernels[sparse_mla.bwd.kernel_name(n, d_v, d_tail)]
+    assert sparse_mla.bwd.supported_dims() == [(512, 64), (512, 0)]
+    for d_v, d_tail in sparse_mla.bwd.supported_dims():
+        for heads, per_cta in [(1, 32), (16, 32), (32, 32), (33, 64), (64, 64), (128, 64)]:
+            name, n = sparse_mla.bwd.select_variant(heads, d_v, d_tail)
+            assert n == per_cta
+            k = kernels[name]
+            assert k["params"] == {"hw": per_cta // 2, "d": d_v, "dqk": d_v + d_tail}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448
+    with pytest.raises(sparse_mla.KernelError, match="no compiled backward for D=256"):
+        sparse_mla.bwd.select_variant(16, 256, 64)

@@ -71,6 +71,8 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
     }
     args.push_back(b.getDictionaryAttr(entry));
   }
+  // The variant's shape parameters (tile-specialize), for the runtime to pick.
+  auto params = kernel->getAttrOfType<DictionaryAttr>("tile.params");
   int64_t shared = 0;
   if (auto attr = kernel->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
     shared = attr.getInt();
@@ -79,6 +81,7 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
       b.getNamedAttr("threads", b.getI64IntegerAttr(kernel.getNumThreads())),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(shared)),
       b.getNamedAttr("args", b.getArrayAttr(args)),
+      b.getNamedAttr("params", params ? params : b.getDictionaryAttr({})),
   });
 }
 
@@ -92,6 +95,11 @@ struct ConvertTileToNVGPUPass
     SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
     if (kernels.empty())
       return;
+    for (KernelOp kernel : kernels)
+      if (kernel.getVariantsAttr()) {
+        kernel.emitOpError("has shape parameters; run tile-specialize first");
+        return signalPassFailure();
+      }
     materializeWaits(module);
     groupAdjacentGemms(module);
 

@@ -4,7 +4,7 @@
 // expected-error @+1 {{register tiles are 1-D or 2-D}}
 func.func private @f(!tile.reg<2x2x2xf32>)
 // -----
-// expected-error @+1 {{register tile dimensions must be positive}}
+// expected-error @+1 {{tile dimensions must be positive}}
 func.func private @f(!tile.reg<0x4xf32>)
 // -----
 // expected-error @+1 {{register tile layout must be}}
@@ -432,4 +432,74 @@ func.func @f(%n: index) {
   tile.pipelined_for %i = %c0 to %n step %c0 stages(0) {
   }
   return
+}
+
+// -----
+
+// expected-error @+1 {{every dynamic dimension must be a named shape parameter}}
+func.func private @unnamed_dynamic() -> !tile.reg<?x64xf32>
+
+// -----
+
+// expected-error @+1 {{a tile with shape parameters has no layout until tile-specialize binds them}}
+func.func private @symbolic_layout() -> !tile.reg<64x{n}xf32, #tile.mma>
+
+// -----
+
+// expected-error @+1 {{has shape parameter 'n' but no variants to bind it}}
+tile.kernel @unbound(%out: memref<?x?xf32>) warpgroups(1) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{has shape parameter 'n' but no variants to bind it}}
+tile.kernel @unbound_param(%out: memref<?x?xf32>) warpgroups(1) {
+  %n = tile.param "n" : index
+}
+
+// -----
+
+// expected-error @+1 {{has variants but no shape parameters}}
+tile.kernel @nothing_to_bind(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}]) {
+}
+
+// -----
+
+// expected-error @+1 {{variant #1 does not bind shape parameter 'n'}}
+tile.kernel @missing(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}, {}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{variant #0 binds 'm', which is not a shape parameter of the kernel}}
+tile.kernel @extra(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16, m = 8}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{variant #0 binds 'n' to 0 : i64, not a positive integer}}
+tile.kernel @zero(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 0}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{variant #0 binds 'n' to "wide", not a positive integer}}
+tile.kernel @not_int(%out: memref<?x?xf32>) warpgroups(1) variants([{n = "wide"}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// Two parameters are different sizes, even when a variant binds them alike.
+tile.kernel @mismatched_params(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16, m = 16}]) {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x{n}xbf16>
+  %b = tile.alloc : !tile.smem<{m}x64xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x64xf32>
+  // expected-error @+1 {{contraction sizes differ: {n} vs {m}}}
+  %s = tile.gemm %a, %b, %acc : !tile.smem<64x{n}xbf16>, !tile.smem<{m}x64xbf16>, !tile.reg<64x64xf32>
 }

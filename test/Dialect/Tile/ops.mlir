@@ -61,3 +61,17 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   tile.pipelined_for %i = %c0 to %n step %c1 stages(1) {
   }
 }
+
+// Shape parameters: `{name}` dimensions, tile.param, and the variants.
+// CHECK-LABEL: tile.kernel @generic
+// CHECK-SAME: warpgroups(1) variants([{d = 512 : i64, hw = 16 : i64}, {d = 256 : i64, hw = 32 : i64}])
+tile.kernel @generic(%x: memref<?x?xbf16>) warpgroups(1)
+    variants([{hw = 16, d = 512}, {hw = 32, d = 256}]) {
+  // CHECK: tile.param "hw" : index
+  %hw = tile.param "hw" : index
+  // CHECK: tile.alloc : !tile.smem<2x{hw}x{d}xbf16>
+  %q = tile.alloc : !tile.smem<2x{hw}x{d}xbf16>
+  // CHECK: tile.splat %{{.*}} : !tile.reg<{d}x{hw}xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : !tile.reg<{d}x{hw}xf32>
+}

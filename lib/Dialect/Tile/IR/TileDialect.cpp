@@ -84,28 +84,77 @@ SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Types
 //===----------------------------------------------------------------------===//
 
+TileDim sparse_mla::tile::getTileDim(Type tile, unsigned i) {
+  auto shaped = cast<ShapedType>(tile);
+  int64_t size = shaped.getDimSize(i);
+  if (!ShapedType::isDynamic(size))
+    return {size, {}};
+  ArrayRef<StringAttr> symbols = isa<RegTileType>(tile)
+                                     ? cast<RegTileType>(tile).getSymbols()
+                                     : cast<SmemTileType>(tile).getSymbols();
+  return {size, symbols[llvm::count(shaped.getShape().take_front(i),
+                                    ShapedType::kDynamic)]};
+}
+
+bool sparse_mla::tile::sameShape(Type a, Type b) {
+  auto sa = cast<ShapedType>(a), sb = cast<ShapedType>(b);
+  if (sa.getRank() != sb.getRank())
+    return false;
+  for (int64_t i = 0; i < sa.getRank(); ++i)
+    if (getTileDim(a, i) != getTileDim(b, i))
+      return false;
+  return true;
+}
+
+bool sparse_mla::tile::hasSymbolicShape(Type t) {
+  if (auto reg = dyn_cast<RegTileType>(t))
+    return !reg.getSymbols().empty();
+  if (auto smem = dyn_cast<SmemTileType>(t))
+    return !smem.getSymbols().empty();
+  return false;
+}
+
+std::string TileDim::str() const {
+  return symbol ? ("{" + symbol.getValue() + "}").str() : std::to_string(size);
+}
+
+/// `64x{dqk}xbf16`: sizes and `{name}` shape parameters, then the element type.
 template <typename T>
 static Type parseTileType(AsmParser &parser) {
   SmallVector<int64_t> shape;
+  SmallVector<StringAttr> symbols;
   Type elementType;
   Attribute layout;
-  if (parser.parseLess() ||
-      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
-      parser.parseType(elementType))
+  if (parser.parseLess())
+    return {};
+  while (true) {
+    // `?` parses, for the verifier to say that it needs a name.
+    if (parser.parseDimensionList(shape, /*allowDynamic=*/true))
+      return {};
+    StringRef name;
+    if (failed(parser.parseOptionalLBrace()))
+      break;
+    if (parser.parseKeyword(&name) || parser.parseRBrace() ||
+        parser.parseXInDimensionList())
+      return {};
+    shape.push_back(ShapedType::kDynamic);
+    symbols.push_back(parser.getBuilder().getStringAttr(name));
+  }
+  if (parser.parseType(elementType))
     return {};
   if (succeeded(parser.parseOptionalComma()) && parser.parseAttribute(layout))
     return {};
   if (parser.parseGreater())
     return {};
   return T::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
-                       parser.getContext(), shape, elementType, layout);
+                       parser.getContext(), shape, elementType, layout, symbols);
 }
 
 template <typename T>
 static void printTileType(AsmPrinter &printer, T type) {
   printer << "<";
-  for (int64_t d : type.getShape())
-    printer << d << "x";
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    printer << getTileDim(type, i).str() << "x";
   printer << type.getElementType();
   if (type.getLayout())
     printer << ", " << type.getLayout();
@@ -125,6 +174,23 @@ void SmemTileType::print(AsmPrinter &printer) const {
   printTileType(printer, *this);
 }
 
+/// Sizes are positive; each dynamic one is a named shape parameter, and a
+/// tile with parameters has no layout (layouts need the sizes).
+static LogicalResult verifyDims(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape, Attribute layout,
+                                ArrayRef<StringAttr> symbols) {
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0 && !ShapedType::isDynamic(d); }))
+    return emitError() << "tile dimensions must be positive";
+  if (static_cast<size_t>(llvm::count(shape, ShapedType::kDynamic)) != symbols.size())
+    return emitError() << "every dynamic dimension must be a named shape parameter";
+  if (llvm::any_of(symbols, [](StringAttr s) { return !s || s.empty(); }))
+    return emitError() << "shape parameters need a name";
+  if (!symbols.empty() && layout)
+    return emitError() << "a tile with shape parameters has no layout until "
+                          "tile-specialize binds them";
+  return success();
+}
+
 static bool isTileElementType(Type t) {
   return t.isIntOrFloat() && t.getIntOrFloatBitWidth() >= 1 &&
          t.getIntOrFloatBitWidth() <= 64;
@@ -132,11 +198,11 @@ static bool isTileElementType(Type t) {
 
 LogicalResult RegTileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<int64_t> shape, Type elementType,
-                                  Attribute layout) {
+                                  Attribute layout, ArrayRef<StringAttr> symbols) {
   if (shape.empty() || shape.size() > 2)
     return emitError() << "register tiles are 1-D or 2-D";
-  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
-    return emitError() << "register tile dimensions must be positive";
+  if (failed(verifyDims(emitError, shape, layout, symbols)))
+    return failure();
   if (!isTileElementType(elementType))
     return emitError() << "register tile elements must be integers or floats";
   if (!layout)
@@ -152,11 +218,11 @@ LogicalResult RegTileType::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult SmemTileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayRef<int64_t> shape, Type elementType,
-                                   Attribute layout) {
+                                   Attribute layout, ArrayRef<StringAttr> symbols) {
   if (shape.size() < 2 || shape.size() > 3)
     return emitError() << "shared tiles are 2-D, or 3-D rings of stages";
-  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
-    return emitError() << "shared tile dimensions must be positive";
+  if (failed(verifyDims(emitError, shape, layout, symbols)))
+    return failure();
   if (!isTileElementType(elementType) || elementType.getIntOrFloatBitWidth() < 8)
     return emitError() << "shared tile elements must be integers or floats of "
                           "at least 8 bits";
@@ -200,6 +266,13 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
                       TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
   result.addAttribute(getWarpgroupsAttrName(result.name),
                       b.getI32IntegerAttr(warpgroups));
+  if (succeeded(parser.parseOptionalKeyword("variants"))) {
+    ArrayAttr variants;
+    if (parser.parseLParen() || parser.parseAttribute(variants) ||
+        parser.parseRParen())
+      return failure();
+    result.addAttribute(getVariantsAttrName(result.name), variants);
+  }
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   call_interface_impl::addArgAndResultAttrs(
@@ -218,10 +291,12 @@ void KernelOp::print(OpAsmPrinter &p) {
   function_interface_impl::printFunctionSignature(
       p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
   p << " warpgroups(" << getWarpgroups() << ")";
+  if (ArrayAttr variants = getVariantsAttr())
+    p << " variants(" << variants << ")";
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
-       getArgAttrsAttrName(), getResAttrsAttrName()});
+       getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
@@ -245,6 +320,61 @@ LogicalResult KernelOp::verify() {
   return success();
 }
 
+llvm::SetVector<StringAttr> KernelOp::getShapeParameters() {
+  llvm::SetVector<StringAttr> names;
+  auto addTypes = [&](TypeRange types) {
+    for (Type t : types) {
+      if (auto reg = dyn_cast<RegTileType>(t))
+        names.insert_range(reg.getSymbols());
+      else if (auto smem = dyn_cast<SmemTileType>(t))
+        names.insert_range(smem.getSymbols());
+    }
+  };
+  walk([&](Operation *op) {
+    if (auto param = dyn_cast<ParamOp>(op))
+      names.insert(param.getNameAttr());
+    addTypes(op->getResultTypes());
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        addTypes(b.getArgumentTypes());
+  });
+  return names;
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  llvm::SetVector<StringAttr> params = getShapeParameters();
+  ArrayAttr variants = getVariantsAttr();
+  if (!variants) {
+    if (!params.empty())
+      return emitOpError("has shape parameter '")
+             << params.front().getValue()
+             << "' but no variants to bind it";
+    return success();
+  }
+  if (params.empty())
+    return emitOpError("has variants but no shape parameters");
+  for (auto [i, a] : llvm::enumerate(variants)) {
+    auto variant = cast<DictionaryAttr>(a);
+    for (NamedAttribute binding : variant) {
+      auto value = dyn_cast<IntegerAttr>(binding.getValue());
+      if (!value || value.getValue().getSExtValue() <= 0)
+        return emitOpError("variant #")
+               << i << " binds '" << binding.getName().getValue()
+               << "' to " << binding.getValue() << ", not a positive integer";
+      if (!params.contains(binding.getName()))
+        return emitOpError("variant #")
+               << i << " binds '" << binding.getName().getValue()
+               << "', which is not a shape parameter of the kernel";
+    }
+    for (StringAttr name : params)
+      if (!variant.contains(name))
+        return emitOpError("variant #")
+               << i << " does not bind shape parameter '" << name.getValue()
+               << "'";
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Register tile ops
 //===----------------------------------------------------------------------===//
@@ -258,7 +388,7 @@ LogicalResult MapOp::verify() {
            << " inputs";
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     auto type = cast<RegTileType>(input.getType());
-    if (type.getShape() != resultType.getShape())
+    if (!sameShape(type, resultType))
       return emitOpError("input #") << i << " has shape other than the result";
     if (type.getLayout() != resultType.getLayout())
       return emitOpError("input #") << i << " has a layout other than the result";
@@ -286,11 +416,11 @@ LogicalResult BroadcastOp::verify() {
     return emitOpError("broadcasts a 1-D tile to a 2-D tile");
   if (src.getElementType() != res.getElementType())
     return emitOpError("source and result element types differ");
-  int64_t kept = res.getShape()[1 - getDim()];
-  if (src.getShape()[0] != kept)
+  TileDim kept = getTileDim(res, 1 - getDim());
+  if (getTileDim(src, 0) != kept)
     return emitOpError("source of ")
-           << src.getShape()[0] << " elements does not match the " << kept
-           << " of result dimension " << (1 - getDim());
+           << getTileDim(src, 0).str() << " elements does not match the "
+           << kept.str() << " of result dimension " << (1 - getDim());
   if (src.getLayout() && res.getLayout() &&
       src.getLayout() !=
           SliceLayoutAttr::get(getContext(), getDim(), res.getLayout()))
@@ -308,11 +438,11 @@ LogicalResult ReduceOp::verify() {
     return emitOpError("source and result element types differ");
   if (!isa<FloatType>(src.getElementType()))
     return emitOpError("reduces float tiles");
-  int64_t kept = src.getShape()[1 - getDim()];
-  if (res.getShape()[0] != kept)
+  TileDim kept = getTileDim(src, 1 - getDim());
+  if (getTileDim(res, 0) != kept)
     return emitOpError("result of ")
-           << res.getShape()[0] << " elements does not match the " << kept
-           << " of source dimension " << (1 - getDim());
+           << getTileDim(res, 0).str() << " elements does not match the "
+           << kept.str() << " of source dimension " << (1 - getDim());
   if (src.getLayout() && res.getLayout() &&
       res.getLayout() !=
           SliceLayoutAttr::get(getContext(), getDim(), src.getLayout()))
@@ -364,12 +494,13 @@ LogicalResult StoreOp::verify() {
 }
 
 static LogicalResult verifyRowIndices(Operation *op, RegTileType rows,
-                                      int64_t numRows) {
+                                      TileDim numRows) {
   if (rows.getRank() != 1 || !rows.getElementType().isInteger(32))
     return op->emitOpError("row indices must be a 1-D tile of i32");
-  if (rows.getShape()[0] != numRows)
+  if (getTileDim(rows, 0) != numRows)
     return op->emitOpError("has ")
-           << rows.getShape()[0] << " row indices for " << numRows << " rows";
+           << getTileDim(rows, 0).str() << " row indices for " << numRows.str()
+           << " rows";
   return success();
 }
 
@@ -387,7 +518,7 @@ LogicalResult ScatterAddRowsOp::verify() {
   if (dest.getRank() != 2 || !dest.getElementType().isF32())
     return emitOpError("destination must be a 2-D f32 memref");
   auto rows = cast<RegTileType>(getRows().getType());
-  if (failed(verifyRowIndices(*this, rows, value.getShape()[0])))
+  if (failed(verifyRowIndices(*this, rows, getTileDim(value, 0))))
     return failure();
   // Each thread adds the rows it holds, so it must hold their indices.
   if (value.getLayout() && rows.getLayout() &&
@@ -422,6 +553,9 @@ LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> srcShape = src.getShape().drop_front(dropped);
   for (auto [i, sizes] : llvm::enumerate(llvm::zip(srcShape, res.getShape()))) {
     auto [s, r] = sizes;
+    // A shape parameter's size is checked once it is bound.
+    if (ShapedType::isDynamic(s) || ShapedType::isDynamic(r))
+      continue;
     if (r > s)
       return emitOpError("result dimension ")
              << i << " (" << r << ") exceeds the source (" << s << ")";
@@ -437,7 +571,7 @@ LogicalResult SliceOp::verify() {
 LogicalResult ReadOp::verify() {
   auto src = cast<SmemTileType>(getSource().getType());
   auto res = cast<RegTileType>(getResult().getType());
-  if (src.getRank() != 2 || src.getShape() != res.getShape())
+  if (src.getRank() != 2 || !sameShape(src, res))
     return emitOpError("reads a 2-D shared tile into a register tile of the same shape");
   if (src.getElementType() != res.getElementType())
     return emitOpError("source and result element types differ");
@@ -447,7 +581,7 @@ LogicalResult ReadOp::verify() {
 LogicalResult WriteOp::verify() {
   auto val = cast<RegTileType>(getValue().getType());
   auto dst = cast<SmemTileType>(getDest().getType());
-  if (dst.getRank() != 2 || dst.getShape() != val.getShape())
+  if (dst.getRank() != 2 || !sameShape(dst, val))
     return emitOpError("writes a register tile into a 2-D shared tile of the same shape");
   Type from = val.getElementType(), to = dst.getElementType();
   if (from != to && !(from.isF32() && (to.isBF16() || to.isF16())))
@@ -463,7 +597,7 @@ static LogicalResult verifyCopyInto(Operation *op, MemRefType src,
   if (src.getElementType() != dst.getElementType())
     return op->emitOpError("source and destination element types differ");
   int64_t rowBytes = dst.getShape()[1] * getElementBytes(dst.getElementType());
-  if (rowBytes % 16)
+  if (!ShapedType::isDynamic(dst.getShape()[1]) && rowBytes % 16)
     return op->emitOpError("copies whole 16-byte chunks; rows of ")
            << rowBytes << " bytes are not";
   return success();
@@ -487,7 +621,7 @@ LogicalResult GatherRowsOp::verify() {
   if (failed(verifyCopyInto(*this, src, dst)))
     return failure();
   return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
-                          dst.getShape()[0]);
+                          getTileDim(dst, 0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -508,20 +642,21 @@ LogicalResult GemmOp::verify() {
     return emitOpError("accumulates in f32");
   if (aInRegs && getTransposeA())
     return emitOpError("a register operand cannot be transposed");
-  int64_t m = aShape.getShape()[getTransposeA() ? 1 : 0];
-  int64_t ka = aShape.getShape()[getTransposeA() ? 0 : 1];
-  int64_t kb = bType.getShape()[getTransposeB() ? 1 : 0];
-  int64_t n = bType.getShape()[getTransposeB() ? 0 : 1];
+  TileDim m = getTileDim(aShape, getTransposeA() ? 1 : 0);
+  TileDim ka = getTileDim(aShape, getTransposeA() ? 0 : 1);
+  TileDim kb = getTileDim(bType, getTransposeB() ? 1 : 0);
+  TileDim n = getTileDim(bType, getTransposeB() ? 0 : 1);
   if (ka != kb)
-    return emitOpError("contraction sizes differ: ") << ka << " vs " << kb;
-  if (accType.getShape()[0] != m || accType.getShape()[1] != n)
-    return emitOpError("accumulator must be ") << m << "x" << n;
-  if (m % 64)
-    return emitOpError("M (") << m << ") must be a multiple of 64";
-  if (n % 8)
-    return emitOpError("N (") << n << ") must be a multiple of 8";
-  if (ka % 16)
-    return emitOpError("K (") << ka << ") must be a multiple of 16";
+    return emitOpError("contraction sizes differ: ") << ka.str() << " vs " << kb.str();
+  if (getTileDim(accType, 0) != m || getTileDim(accType, 1) != n)
+    return emitOpError("accumulator must be ") << m.str() << "x" << n.str();
+  // Shape parameters are checked once bound.
+  if (m.isStatic() && m.size % 64)
+    return emitOpError("M (") << m.size << ") must be a multiple of 64";
+  if (n.isStatic() && n.size % 8)
+    return emitOpError("N (") << n.size << ") must be a multiple of 8";
+  if (ka.isStatic() && ka.size % 16)
+    return emitOpError("K (") << ka.size << ") must be a multiple of 16";
   if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
     return emitOpError("accumulator must have the #tile.mma layout");
   return success();

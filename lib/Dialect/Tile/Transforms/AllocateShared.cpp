@@ -22,6 +22,8 @@ struct TileAllocateSharedPass
   using Base::Base;
   void runOnOperation() override {
     KernelOp kernel = getOperation();
+    if (failed(requireSpecialized(kernel)))
+      return signalPassFailure();
     Builder b(&getContext());
     int64_t total = 0;
     kernel.walk([&](AllocOp alloc) {

@@ -176,6 +176,8 @@ struct TileAssignLayoutsPass
     : public sparse_mla::tile::impl::TileAssignLayoutsPassBase<TileAssignLayoutsPass> {
   void runOnOperation() override {
     KernelOp kernel = getOperation();
+    if (failed(requireSpecialized(kernel)))
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
     if (failed(assignSharedLayouts(kernel)))
       return signalPassFailure();

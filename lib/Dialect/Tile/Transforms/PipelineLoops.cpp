@@ -6,6 +6,7 @@
 // The slice is cloned ahead of the compute, the body keeps everything else.
 //
 //===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -129,6 +130,20 @@ struct Pipeliner {
         b.setInsertionPointAfter(ac);
       }
     }
+  }
+
+  /// The most stages (up to the loop's) for which the kernel's shared tiles
+  /// fit in `limit`: its other tiles once, each buffer of this loop per stage.
+  void fitStages(int64_t limit) {
+    int64_t others = 0, perStage = 0;
+    loop->getParentOfType<KernelOp>().walk([&](AllocOp alloc) {
+      auto type = cast<SmemTileType>(alloc.getType());
+      int64_t bytes = (type.getRank() == 3 ? type.getShape()[0] : 1) *
+                      getSharedTileBytes(type);
+      (llvm::is_contained(buffers, alloc.getResult()) ? perStage : others) += bytes;
+    });
+    while (stages > 1 && others + stages * perStage > limit)
+      --stages;
   }
 
   LogicalResult rewrite() {
@@ -258,12 +273,18 @@ struct Pipeliner {
 
 struct TilePipelineLoopsPass
     : public sparse_mla::tile::impl::TilePipelineLoopsPassBase<TilePipelineLoopsPass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (failed(requireSpecialized(getOperation())))
+      return signalPassFailure();
     SmallVector<PipelinedForOp> loops;
     getOperation().walk([&](PipelinedForOp loop) { loops.push_back(loop); });
     for (PipelinedForOp loop : loops) {
       Pipeliner p(loop);
-      if (failed(p.analyze()) || failed(p.rewrite()))
+      if (failed(p.analyze()))
+        return signalPassFailure();
+      p.fitStages(limit);
+      if (failed(p.rewrite()))
         return signalPassFailure();
     }
   }

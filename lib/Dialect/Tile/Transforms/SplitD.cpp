@@ -80,6 +80,8 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
 
   void runOnOperation() override {
     KernelOp kernel = getOperation();
+    if (failed(requireSpecialized(kernel)))
+      return signalPassFailure();
     if (chunk <= 0 || chunk % 8) {
       kernel.emitError("tile-split-d: chunk (")
           << static_cast<int64_t>(chunk) << ") must be a positive multiple of 8";

@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h.inc"
 #include "sparse-mla/Dialect/Tile/IR/TileEnums.h.inc"
@@ -23,5 +24,29 @@
 
 #define GET_OP_CLASSES
 #include "sparse-mla/Dialect/Tile/IR/TileOps.h.inc"
+
+namespace sparse_mla::tile {
+
+/// One dimension of a `!tile.reg` or `!tile.smem`: a size, or a shape
+/// parameter `{name}` (size kDynamic) that tile-specialize binds.
+struct TileDim {
+  int64_t size;
+  mlir::StringAttr symbol;
+  bool isStatic() const { return !symbol; }
+  bool operator==(const TileDim &o) const {
+    return size == o.size && symbol == o.symbol;
+  }
+  bool operator!=(const TileDim &o) const { return !(*this == o); }
+  /// `64` or `{name}`, as the type prints it.
+  std::string str() const;
+};
+
+TileDim getTileDim(mlir::Type tile, unsigned i);
+/// Same rank and, dimension by dimension, the same size or parameter.
+bool sameShape(mlir::Type a, mlir::Type b);
+/// Whether `t` is a tile type with a shape parameter.
+bool hasSymbolicShape(mlir::Type t);
+
+} // namespace sparse_mla::tile
 
 #endif

@@ -37,21 +37,36 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     tile.kernel @postprocess(%ws: memref<?x?xf32>, %out: memref<?x?xbf16>)
         warpgroups(1) { ... }
     ```
+
+    A kernel generic over shape parameters (`{name}` dimensions of its
+    tiles, `tile.param` values) lists the `variants` it is compiled for,
+    each binding every parameter to a positive integer; `tile-specialize`
+    turns it into one kernel per variant.
+
+    ```mlir
+    tile.kernel @k(...) warpgroups(1) variants([{n = 64}, {n = 128} ]) {
+      %t = tile.alloc : !tile.smem<64x{n}xbf16>
+      ...
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
                        ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<4>]>:$warpgroups,
+                       OptionalAttr<DictArrayAttr>:$variants,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() { return getFunctionType().getInputs(); }
     ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
     ::mlir::Region *getCallableRegion() { return &getBody(); }
     /// Threads of one CTA.
     int64_t getNumThreads() { return 128 * getWarpgroups(); }
+    /// The names of the shape parameters used in the body, in order of use.
+    ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
   }];
 }
 
@@ -65,6 +80,22 @@ def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
   let arguments = (ins Tile_DimAttr:$dim);
   let results = (outs Index:$result);
   let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_ParamOp : Tile_Op<"param", [Pure]> {
+  let summary = "The value of one of the kernel's shape parameters";
+  let description = [{
+    The integer that each variant of the kernel binds to `name`, the shape
+    parameter written `{name}` in its tile types. `tile-specialize`
+    replaces it with a constant.
+
+    ```mlir
+    %heads = tile.param "heads" : index
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnySignlessIntegerOrIndex:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
 def Tile_WarpgroupIdOp : Tile_Op<"warpgroup_id", [Pure]> {

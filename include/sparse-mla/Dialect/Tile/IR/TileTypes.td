@@ -13,31 +13,39 @@ class Tile_Type<string name, string typeMnemonic, list<Trait> traits = []>
 def Tile_RegTileType : Tile_Type<"RegTile", "reg", [ShapedTypeInterface]> {
   let summary = "A tile held in the registers of a warpgroup";
   let description = [{
-    A 1-D or 2-D tile of statically known shape distributed over the 128
-    threads of a warpgroup. The optional layout (`#tile.blocked`,
-    `#tile.mma`, `#tile.slice`) says which thread holds which element; it
-    is chosen by `tile-assign-layouts` when absent.
+    A 1-D or 2-D tile distributed over the 128 threads of a warpgroup. The
+    optional layout (`#tile.blocked`, `#tile.mma`, `#tile.slice`) says
+    which thread holds which element; it is chosen by `tile-assign-layouts`
+    when absent.
     Example: `!tile.reg<64x32xf32, #tile.mma>`.
+
+    A dimension may be a shape parameter of the kernel, written `{name}`
+    (`!tile.reg<64x{heads}xf32>`): `tile-specialize` binds it to each of the
+    kernel's variants. Such a tile has no layout yet, and the checks that
+    need its size wait until it is bound.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
-                        "::mlir::Attribute":$layout);
+                        "::mlir::Attribute":$layout,
+                        OptionalArrayRefParameter<"::mlir::StringAttr">:$symbols);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<int64_t>":$shape,
-        "::mlir::Type":$elementType, CArg<"::mlir::Attribute", "{}">:$layout), [{
-      return $_get(elementType.getContext(), shape, elementType, layout);
+        "::mlir::Type":$elementType, CArg<"::mlir::Attribute", "{}">:$layout,
+        CArg<"::llvm::ArrayRef<::mlir::StringAttr>", "{}">:$symbols), [{
+      return $_get(elementType.getContext(), shape, elementType, layout, symbols);
     }]>
   ];
   let extraClassDeclaration = [{
     bool hasRank() const { return true; }
     RegTileType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                           ::mlir::Type elementType) const {
-      return RegTileType::get(shape ? *shape : getShape(), elementType, getLayout());
+      return shape ? RegTileType::get(*shape, elementType, getLayout())
+                   : RegTileType::get(getShape(), elementType, getLayout(), getSymbols());
     }
     RegTileType withLayout(::mlir::Attribute layout) const {
-      return RegTileType::get(getShape(), getElementType(), layout);
+      return RegTileType::get(getShape(), getElementType(), layout, getSymbols());
     }
   }];
 }
@@ -47,25 +55,29 @@ def Tile_SmemTileType : Tile_Type<"SmemTile", "smem", [ShapedTypeInterface]> {
   let description = [{
     A 2-D tile (or a ring of 2-D tiles when 3-D: the leading dimension is a
     stage index) in the shared memory of the CTA. The optional
-    `#tile.shared` layout gives its swizzle and strides.
-    Example: `!tile.smem<64x576xbf16>`.
+    `#tile.shared` layout gives its swizzle and strides. Dimensions may be
+    shape parameters, as in `!tile.reg`.
+    Example: `!tile.smem<64x576xbf16>`, `!tile.smem<64x{dqk}xbf16>`.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
-                        "::mlir::Attribute":$layout);
+                        "::mlir::Attribute":$layout,
+                        OptionalArrayRefParameter<"::mlir::StringAttr">:$symbols);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<int64_t>":$shape,
-        "::mlir::Type":$elementType, CArg<"::mlir::Attribute", "{}">:$layout), [{
-      return $_get(elementType.getContext(), shape, elementType, layout);
+        "::mlir::Type":$elementType, CArg<"::mlir::Attribute", "{}">:$layout,
+        CArg<"::llvm::ArrayRef<::mlir::StringAttr>", "{}">:$symbols), [{
+      return $_get(elementType.getContext(), shape, elementType, layout, symbols);
     }]>
   ];
   let extraClassDeclaration = [{
     bool hasRank() const { return true; }
     SmemTileType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape,
                            ::mlir::Type elementType) const {
-      return SmemTileType::get(shape ? *shape : getShape(), elementType, getLayout());
+      return shape ? SmemTileType::get(*shape, elementType, getLayout())
+                   : SmemTileType::get(getShape(), elementType, getLayout(), getSymbols());
     }
     SharedLayoutAttr getSharedLayout() const {
       return ::llvm::dyn_cast_if_present<SharedLayoutAttr>(getLayout());

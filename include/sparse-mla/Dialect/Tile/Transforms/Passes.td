@@ -4,6 +4,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileSpecializePass : Pass<"tile-specialize", "::mlir::ModuleOp"> {
+  let summary = "Writes one kernel per variant of a kernel's shape parameters";
+  let description = [{
+    A kernel with `variants([{hw = 16, d = 512}, ...])` is generic over the
+    shape parameters it names: `{hw}` dimensions of its tile types and
+    `tile.param "hw"` values. Each variant becomes a kernel of its own,
+    named `<kernel>_<name><value>...` (the bindings in sorted order, e.g.
+    `@bwd_d512_hw16`), with every parameter replaced by its value and the
+    binding kept as the `tile.params` attribute (it reaches the manifest).
+    The generic kernel is removed. Each variant is verified at once, so a
+    size that breaks a rule (a GEMM width that is not a multiple of 8, say)
+    is reported with the variant that gave it. The passes that follow
+    refuse kernels that still have shape parameters.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileSplitDPass : Pass<"tile-split-d", "::sparse_mla::tile::KernelOp"> {
   let summary = "Cuts wide GEMM-and-scatter chains into column chunks shared by the warpgroups";
   let description = [{
@@ -56,7 +73,16 @@ def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::Ker
     start right after the last use of their buffers in iteration i.
     Copies for iterations past the end are issued with all rows masked, so
     every thread commits the same number of groups.
+    `stages` is the most a loop uses: when the rings and the kernel's other
+    shared tiles would not fit in `limit` bytes, the loop gets the largest
+    number of stages that fits (one stage at least; tile-allocate-shared
+    reports a kernel that does not fit even then). A generic kernel asks for
+    two stages, and its variants with large tiles get one.
   }];
+  let options = [
+    Option<"limit", "limit", "int64_t", /*default=*/"kSharedBytesPerCTA",
+           "Bytes of shared memory one CTA may use">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
@@ -68,7 +94,7 @@ def TileAllocateSharedPass : Pass<"tile-allocate-shared", "::sparse_mla::tile::K
     when the kernel needs more than the 227 KiB a Hopper CTA may use.
   }];
   let options = [
-    Option<"limit", "limit", "int64_t", /*default=*/"232448",
+    Option<"limit", "limit", "int64_t", /*default=*/"kSharedBytesPerCTA",
            "Bytes of shared memory one CTA may use">
   ];
 }

@@ -1,0 +1,108 @@
+//===- Specialize.cpp - One kernel per variant of its shape parameters ----===//
+//
+// A generic kernel names some of its sizes (`{hw}` in tile types,
+// `tile.param "hw"` for values) so that one source serves every shape it is
+// compiled for. Each variant becomes a clone with the parameters replaced by
+// its integers; the clone is then an ordinary kernel for the later passes.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/Verifier.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILESPECIALIZEPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+LogicalResult sparse_mla::tile::requireSpecialized(KernelOp kernel) {
+  if (!kernel.getVariantsAttr())
+    return success();
+  return kernel.emitOpError("has shape parameters; run tile-specialize first");
+}
+
+namespace {
+
+/// `name_k1v1_k2v2`: the variant's bindings in their (sorted) order.
+static std::string variantName(KernelOp kernel, DictionaryAttr variant) {
+  std::string name = kernel.getSymName().str();
+  for (NamedAttribute binding : variant)
+    name += "_" + binding.getName().str() +
+            std::to_string(cast<IntegerAttr>(binding.getValue()).getInt());
+  return name;
+}
+
+template <typename T>
+static T bind(T type, DictionaryAttr variant) {
+  if (type.getSymbols().empty())
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  ArrayRef<StringAttr> symbols = type.getSymbols();
+  for (int64_t &d : shape)
+    if (ShapedType::isDynamic(d)) {
+      d = variant.getAs<IntegerAttr>(symbols.front()).getInt();
+      symbols = symbols.drop_front();
+    }
+  return T::get(shape, type.getElementType(), type.getLayout());
+}
+
+/// Replaces the shape parameters of `kernel` (a clone) by the variant's values.
+static void bindParameters(KernelOp kernel, DictionaryAttr variant) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([&](RegTileType t) { return bind(t, variant); });
+  replacer.addReplacement([&](SmemTileType t) { return bind(t, variant); });
+  replacer.recursivelyReplaceElementsIn(kernel, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+  kernel.walk([&](ParamOp param) {
+    OpBuilder b(param);
+    int64_t value = variant.getAs<IntegerAttr>(param.getNameAttr()).getInt();
+    Value cst = arith::ConstantOp::create(
+        b, param.getLoc(), b.getIntegerAttr(param.getType(), value));
+    param.replaceAllUsesWith(cst);
+    param.erase();
+  });
+}
+
+struct TileSpecializePass
+    : public sparse_mla::tile::impl::TileSpecializePassBase<TileSpecializePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (KernelOp kernel : llvm::to_vector(module.getOps<KernelOp>())) {
+      ArrayAttr variants = kernel.getVariantsAttr();
+      if (!variants)
+        continue;
+      for (auto [i, a] : llvm::enumerate(variants)) {
+        auto variant = cast<DictionaryAttr>(a);
+        std::string name = variantName(kernel, variant);
+        if (symbols.lookup(name)) {
+          kernel.emitOpError("variant #")
+              << i << " would be named @" << name << ", which already exists";
+          return signalPassFailure();
+        }
+        auto clone = cast<KernelOp>(kernel->clone());
+        clone.setSymName(name);
+        clone.removeVariantsAttr();
+        clone->setAttr("tile.params", variant);
+        bindParameters(clone, variant);
+        symbols.insert(clone, Block::iterator(kernel));
+        // The sizes that the generic kernel left unchecked are checked now.
+        if (failed(verify(clone))) {
+          kernel.emitOpError("variant #") << i << " " << variant
+                                          << " does not give a valid kernel";
+          return signalPassFailure();
+        }
+      }
+      symbols.erase(kernel);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,63 @@
+// RUN: sparse-mla-opt %s --split-input-file --verify-diagnostics --tile-specialize | FileCheck %s
+// One kernel per variant, named by its bindings, with the `{name}`
+// dimensions and the tile.param values replaced; the generic kernel is gone.
+
+// CHECK-NOT: @scores(
+// CHECK-LABEL: tile.kernel @scores_heads16_keys64
+// CHECK-SAME: attributes {tile.params = {heads = 16 : i64, keys = 64 : i64}}
+// CHECK:   %[[H:.*]] = arith.constant 16 : index
+// CHECK:   arith.muli %{{.*}}, %[[H]] : index
+// CHECK:   tile.alloc : !tile.smem<64x576xbf16>
+// CHECK:   tile.alloc : !tile.smem<2x16x576xbf16>
+// CHECK:   tile.slice %{{.*}} : !tile.smem<2x16x576xbf16> to !tile.smem<16x576xbf16>
+// CHECK:   tile.gemm {{.*}} : !tile.smem<64x576xbf16>, !tile.smem<16x576xbf16>, !tile.reg<64x16xf32>
+// CHECK:   tile.map {{.*}} : !tile.reg<64x16xf32> -> !tile.reg<64x16xf32>
+// CHECK:   ^bb0(%{{.*}}: f32):
+// CHECK-LABEL: tile.kernel @scores_heads32_keys128
+// CHECK:   arith.constant 32 : index
+// CHECK:   tile.alloc : !tile.smem<128x576xbf16>
+// CHECK:   tile.gemm {{.*}} : !tile.smem<128x576xbf16>, !tile.smem<32x576xbf16>, !tile.reg<128x32xf32>
+tile.kernel @scores(%out: memref<?x?xf32>) warpgroups(1)
+    variants([{heads = 16, keys = 64}, {heads = 32, keys = 128}]) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %heads = tile.param "heads" : index
+  %b = tile.block_id x
+  %h0 = arith.muli %b, %heads : index
+  %k = tile.alloc : !tile.smem<{keys}x576xbf16>
+  %q = tile.alloc : !tile.smem<2x{heads}x576xbf16>
+  %q1 = tile.slice %q[%c1, %c0, %c0] : !tile.smem<2x{heads}x576xbf16> to !tile.smem<{heads}x576xbf16>
+  %acc = tile.splat %zero : !tile.reg<{keys}x{heads}xf32>
+  %s = tile.gemm %k, %q1, %acc {transpose_b} : !tile.smem<{keys}x576xbf16>, !tile.smem<{heads}x576xbf16>, !tile.reg<{keys}x{heads}xf32>
+  %e = tile.map %s : !tile.reg<{keys}x{heads}xf32> -> !tile.reg<{keys}x{heads}xf32> {
+  ^bb0(%x: f32):
+    %y = math.exp2 %x : f32
+    tile.yield %y : f32
+  }
+  tile.store %e, %out[%c0, %h0] : !tile.reg<{keys}x{heads}xf32>, memref<?x?xf32>
+}
+
+// -----
+
+// The generic kernel verifies without its sizes; a variant whose sizes break
+// a rule is reported with the variant.
+// expected-error @+1 {{variant #1 {n = 12 : i64} does not give a valid kernel}}
+tile.kernel @narrow(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}, {n = 12}]) {
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  %b = tile.alloc : !tile.smem<64x{n}xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x{n}xf32>
+  // expected-error @+1 {{N (12) must be a multiple of 8}}
+  %s = tile.gemm %a, %b, %acc : !tile.smem<64x64xbf16>, !tile.smem<64x{n}xbf16>, !tile.reg<64x{n}xf32>
+}
+
+// -----
+
+tile.kernel @taken_n16(%out: memref<?x?xf32>) warpgroups(1) {
+}
+
+// expected-error @+1 {{variant #0 would be named @taken_n16, which already exists}}
+tile.kernel @taken(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
