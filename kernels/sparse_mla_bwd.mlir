@@ -3,7 +3,8 @@
 // One CTA per (query token, kv group, block of up to 64 heads), two
 // warpgroups. The keys are the M dimension of every GEMM (wgmma M is 64 per
 // warpgroup; a token has few heads), so the kernel computes transposes:
-//   for each block of 64 slots j of the token's topk indices:
+//   for each block of 64 slots j of the token's topk indices
+//   (blocks with no valid slot are skipped):
 //     K     = kv rows gathered by index (invalid slots: zero rows, no read)
 //     S^T   = K Q^T,  dP^T = V dO^T               (V = first D columns of K)
 //     P^T   = exp2(S^T * scale * log2e - lse2)    (0 for invalid slots)
@@ -150,59 +151,74 @@ tile.kernel @sparse_mla_bwd(
         : memref<?x?xbf16>, !tile.reg<64xi32>, !kv_block
     tile.wait %gathered
 
-    // Scores and their gradient, transposed: keys x this warpgroup's heads.
-    %s_t = tile.gemm %sk, %q_w, %no_scores {transpose_b} : !kv_block, !q_wg, !scores
-    %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
-    %dp_t = tile.gemm %v, %do_w, %no_scores {transpose_b} : !v_block, !do_wg, !scores
-    %valid = tile.broadcast %rows along 1 : !tile.reg<64xi32> -> !slot_mask
-    // lse in base 2 (padded heads: +inf, so P = 0) and Delta per head, read
-    // again for each block: held across the loop, they would cost 16
-    // registers a thread for all of it.
-    %lse_raw = tile.load %lse[%t, %h_wg] bounds [%h_end] pad %inf
-        : memref<?x?xf32>, f32 -> !head_vec
-    %lse2 = tile.map %lse_raw : !head_vec -> !head_vec {
-    ^bb0(%l: f32):
-      %r = arith.mulf %l, %lse_scale : f32
-      tile.yield %r : f32
-    }
-    %delta_w = tile.load %delta[%t, %h_wg] bounds [%h_end] pad %zero
-        : memref<?x?xf32>, f32 -> !head_vec
-    %lse_b = tile.broadcast %lse2 along 0 : !head_vec -> !scores
-    %delta_b = tile.broadcast %delta_w along 0 : !head_vec -> !scores
-    %p_t = tile.map %s_t, %lse_b, %valid : !scores, !scores, !slot_mask -> !scores {
-    ^bb0(%x: f32, %l: f32, %row: i32):
-      %xs = arith.mulf %x, %qk_scale : f32
-      %e = arith.subf %xs, %l : f32
-      %p = math.exp2 %e : f32
+    // A block of invalid slots only (causal padding: token s has s + 1 keys)
+    // adds nothing: skip it.
+    %slot_ok = tile.map %rows : !tile.reg<64xi32> -> !tile.reg<64xi1> {
+    ^bb0(%row: i32):
       %ok = arith.cmpi sge, %row, %zero_i32 : i32
-      %r = arith.select %ok, %p, %zero : f32
-      tile.yield %r : f32
+      tile.yield %ok : i1
     }
-    %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
-    ^bb0(%p: f32, %dp: f32, %d: f32):
-      %diff = arith.subf %dp, %d : f32
-      %pd = arith.mulf %p, %diff : f32
-      %r = arith.mulf %pd, %sm_scale : f32
-      tile.yield %r : f32
+    %live = tile.any %slot_ok : !tile.reg<64xi1>
+    %dq_next = scf.if %live -> (!dq_acc) {
+      // Scores and their gradient, transposed: keys x this warpgroup's heads.
+      %s_t = tile.gemm %sk, %q_w, %no_scores {transpose_b} : !kv_block, !q_wg, !scores
+      %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
+      %dp_t = tile.gemm %v, %do_w, %no_scores {transpose_b} : !v_block, !do_wg, !scores
+      %valid = tile.broadcast %rows along 1 : !tile.reg<64xi32> -> !slot_mask
+      // lse in base 2 (padded heads: +inf, so P = 0) and Delta per head, read
+      // again for each block: held across the loop, they would cost 16
+      // registers a thread for all of it.
+      %lse_raw = tile.load %lse[%t, %h_wg] bounds [%h_end] pad %inf
+          : memref<?x?xf32>, f32 -> !head_vec
+      %lse2 = tile.map %lse_raw : !head_vec -> !head_vec {
+      ^bb0(%l: f32):
+        %r = arith.mulf %l, %lse_scale : f32
+        tile.yield %r : f32
+      }
+      %delta_w = tile.load %delta[%t, %h_wg] bounds [%h_end] pad %zero
+          : memref<?x?xf32>, f32 -> !head_vec
+      %lse_b = tile.broadcast %lse2 along 0 : !head_vec -> !scores
+      %delta_b = tile.broadcast %delta_w along 0 : !head_vec -> !scores
+      %p_t = tile.map %s_t, %lse_b, %valid : !scores, !scores, !slot_mask -> !scores {
+      ^bb0(%x: f32, %l: f32, %row: i32):
+        %xs = arith.mulf %x, %qk_scale : f32
+        %e = arith.subf %xs, %l : f32
+        %p = math.exp2 %e : f32
+        %ok = arith.cmpi sge, %row, %zero_i32 : i32
+        %r = arith.select %ok, %p, %zero : f32
+        tile.yield %r : f32
+      }
+      %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
+      ^bb0(%p: f32, %dp: f32, %d: f32):
+        %diff = arith.subf %dp, %d : f32
+        %pd = arith.mulf %p, %diff : f32
+        %r = arith.mulf %pd, %sm_scale : f32
+        tile.yield %r : f32
+      }
+      tile.write %p_t, %p_w : !scores, !probs
+      tile.write %ds_t, %ds_w : !scores, !probs
+      tile.barrier
+
+      // dQ^T += K^T dS^T.
+      %dq_new = tile.gemm %sk, %ds_w, %dq_acc {transpose_a} : !kv_block, !probs, !dq_acc
+      scf.yield %dq_new : !dq_acc
+    } else {
+      scf.yield %dq_acc : !dq_acc
     }
-    tile.write %p_t, %p_w : !scores, !probs
-    tile.write %ds_t, %ds_w : !scores, !probs
-    tile.barrier
 
-    // dQ^T += K^T dS^T.
-    %dq_next = tile.gemm %sk, %ds_w, %dq_acc {transpose_a} : !kv_block, !probs, !dq_acc
-
-    // dKV rows += dS^T Q, and their V columns += P^T dO, summing over both
-    // warpgroups' heads. tile-split-d cuts these into 64-column pieces that
-    // the warpgroups take in turn, and adds the two before one scatter.
-    %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
-    %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
-    tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
-        : !dkv_rows, memref<?x?xf32>, !tile.reg<64xi32>
-    %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
-    %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
-    tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
-        : !dkv_v_rows, memref<?x?xf32>, !tile.reg<64xi32>
+    scf.if %live {
+      // dKV rows += dS^T Q, and their V columns += P^T dO, summing over both
+      // warpgroups' heads. tile-split-d cuts these into 64-column pieces that
+      // the warpgroups take in turn, and adds the two before one scatter.
+      %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
+      %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
+      tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
+          : !dkv_rows, memref<?x?xf32>, !tile.reg<64xi32>
+      %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
+      %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
+      tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
+          : !dkv_v_rows, memref<?x?xf32>, !tile.reg<64xi32>
+    }
     tile.yield %dq_next : !dq_acc
   }
 

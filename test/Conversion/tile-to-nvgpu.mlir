@@ -130,3 +130,25 @@ tile.kernel @mma_write(%out: memref<?x?xf32>) warpgroups(2) {
   %x = tile.splat %one : !tile.reg<64x32xf32, #tile.mma>
   tile.write %x, %pw : !tile.reg<64x32xf32, #tile.mma>, !tile.smem<64x32xbf16>
 }
+
+// tile.any: each thread ORs its elements, bar.red.or combines the CTA.
+// CHECK-LABEL: gpu.func @any_valid
+// CHECK: %[[MINE:.*]] = vector.reduction <or>, %{{.*}} : vector<{{[0-9]+}}xi1> into i1
+// CHECK: %[[P:.*]] = arith.extui %[[MINE]] : i1 to i32
+// CHECK: %[[ALL:.*]] = nvvm.barrier #nvvm.reduction<or> %[[P]] -> i32
+// CHECK: arith.cmpi ne, %[[ALL]], %{{.*}} : i32
+tile.kernel @any_valid(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : i32
+  %z = arith.constant 0 : i32
+  %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  %ok = tile.map %rows : !tile.reg<64xi32> -> !tile.reg<64xi1> {
+  ^bb0(%r: i32):
+    %v = arith.cmpi sge, %r, %z : i32
+    tile.yield %v : i1
+  }
+  %live = tile.any %ok : !tile.reg<64xi1>
+  scf.if %live {
+    tile.store %rows, %out[%c0] : !tile.reg<64xi32>, memref<?xi32>
+  }
+}

@@ -46,3 +46,23 @@ tile.kernel @written(%ws: memref<?x64xf32>, %kv: memref<?x512xbf16>, %idx: memre
   %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
   tile.scatter_add_rows %x, %ws[%r, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
 }
+
+// The results of an scf.if and the values both branches yield share a
+// layout: the GEMM's accumulator layout reaches the splat in the else branch.
+// CHECK-LABEL: tile.kernel @branches
+tile.kernel @branches(%m: memref<?x64xf32>, %c: i1) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %s = tile.alloc : !tile.smem<64x64xbf16>
+  %acc = tile.splat %z : !tile.reg<64x64xf32>
+  // CHECK: scf.if {{.*}} -> (!tile.reg<64x64xf32, #tile.mma>)
+  %r = scf.if %c -> (!tile.reg<64x64xf32>) {
+    %g = tile.gemm %s, %s, %acc {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+    scf.yield %g : !tile.reg<64x64xf32>
+  } else {
+    // CHECK: tile.splat {{.*}} : !tile.reg<64x64xf32, #tile.mma>
+    %other = tile.splat %z : !tile.reg<64x64xf32>
+    scf.yield %other : !tile.reg<64x64xf32>
+  }
+  tile.store %r, %m[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x64xf32>
+}

@@ -109,6 +109,22 @@ def test_invalid_repeated_and_empty_rows():
         run_and_check(args, kw)
 
 
+@pytest.mark.parametrize("h", [16, 64])
+def test_blocks_without_valid_slots_are_skipped(h):
+    # Blocks 1 and 2 of 4 hold no valid slot (-1, negative, >= Skv): the kernel
+    # skips them, and the blocks around them still count (both pipelines:
+    # 2 stages at 32 heads per CTA, 1 at 64).
+    s, skv, topk = 96, 300, 256
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    idx = torch.randint(0, skv, (1, s, 1, topk), device="cuda", generator=gen,
+                        dtype=torch.int32)
+    idx[..., 64:128] = -1
+    idx[..., 128:160] = -7
+    idx[..., 160:192] = skv + 5
+    idx[0, 40, 0, 130] = 17                          # one valid slot: block 2 runs
+    run_and_check(*make_case(s, h, topk, skv=skv, causal=False, indices=idx, seed=12))
+
+
 def test_dkv_float32_and_custom_op():
     args, kw = make_case(256, 16, 64, seed=9)
     dq, dkv32 = sparse_mla.sparse_mla_bwd(*args, **kw, dkv_dtype=torch.float32)

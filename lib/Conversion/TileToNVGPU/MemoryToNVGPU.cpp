@@ -678,6 +678,27 @@ struct BarrierLowering : public OpConversionPattern<BarrierOp> {
   }
 };
 
+/// Each thread ORs the elements it holds; `bar.red.or` combines the threads
+/// of the CTA and hands every one the result.
+struct AnyLowering : public OpConversionPattern<AnyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AnyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type();
+    Value mine = vector::ReductionOp::create(rewriter, loc, vector::CombiningKind::OR,
+                                             adaptor.getPred());
+    auto any = NVVM::BarrierOp::create(
+        rewriter, loc, TypeRange{i32}, Value(), Value(),
+        NVVM::BarrierReductionAttr::get(getContext(), NVVM::BarrierReduction::OR),
+        arith::ExtUIOp::create(rewriter, loc, i32, mine));
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::ne,
+                                               any.getRes(), i32Const(rewriter, loc, 0));
+    return success();
+  }
+};
+
 } // namespace
 
 void sparse_mla::tile::populateMemoryToNVGPUPatterns(
@@ -685,5 +706,5 @@ void sparse_mla::tile::populateMemoryToNVGPUPatterns(
   patterns.add<LoadLowering, StoreLowering, ScatterAddRowsLowering,
                AllocLowering, SliceLowering, ReadLowering, WriteLowering,
                AsyncCopyLowering, GatherRowsLowering, AsyncWaitLowering,
-               BarrierLowering>(converter, patterns.getContext());
+               BarrierLowering, AnyLowering>(converter, patterns.getContext());
 }

@@ -460,8 +460,17 @@ tile.kernel @unbound_param(%out: memref<?x?xf32>) warpgroups(1) {
 
 // -----
 
-// expected-error @+1 {{has variants but no shape parameters}}
-tile.kernel @nothing_to_bind(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}]) {
+// expected-error @+1 {{lists no variants}}
+tile.kernel @no_variants(%out: memref<?x?xf32>) warpgroups(1) variants([]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// A parameter used only inside an attribute is a parameter too.
+// expected-error @+1 {{variant #0 does not bind shape parameter 'm'}}
+tile.kernel @in_attribute(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}]) {
+  %t = tile.alloc {tag = !tile.reg<{m}x64xf32>} : !tile.smem<64x{n}xbf16>
 }
 
 // -----
@@ -473,21 +482,35 @@ tile.kernel @missing(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}, {}
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'm', which is not a shape parameter of the kernel}}
-tile.kernel @extra(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16, m = 8}]) {
+// expected-error @+1 {{variant #0 binds 'n' to 100000000000 : i64, not a positive integer below 2^31}}
+tile.kernel @huge(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 100000000000}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to 0 : i64, not a positive integer}}
+// expected-error @+1 {{variant #0 binds 'n' to 16 : ui32, not a positive integer below 2^31}}
+tile.kernel @unsigned(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16 : ui32}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+tile.kernel @narrow_param(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 100}, {n = 300}]) {
+  // expected-error @+1 {{cannot hold 300, the value of variant #1, in 'i8'}}
+  %n = tile.param "n" : i8
+}
+
+// -----
+
+// expected-error @+1 {{variant #0 binds 'n' to 0 : i64, not a positive integer below 2^31}}
 tile.kernel @zero(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 0}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to "wide", not a positive integer}}
+// expected-error @+1 {{variant #0 binds 'n' to "wide", not a positive integer below 2^31}}
 tile.kernel @not_int(%out: memref<?x?xf32>) warpgroups(1) variants([{n = "wide"}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
@@ -502,4 +525,13 @@ tile.kernel @mismatched_params(%out: memref<?x?xf32>) warpgroups(1) variants([{n
   %acc = tile.splat %zero : !tile.reg<64x64xf32>
   // expected-error @+1 {{contraction sizes differ: {n} vs {m}}}
   %s = tile.gemm %a, %b, %acc : !tile.smem<64x{n}xbf16>, !tile.smem<{m}x64xbf16>, !tile.reg<64x64xf32>
+}
+
+// -----
+
+tile.kernel @any_of_ints(%out: memref<?x?xf32>) warpgroups(1) {
+  %z = arith.constant 0 : i32
+  %t = tile.splat %z : !tile.reg<64xi32>
+  // expected-error @+1 {{takes a tile of i1}}
+  %a = tile.any %t : !tile.reg<64xi32>
 }

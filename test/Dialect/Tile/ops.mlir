@@ -8,6 +8,7 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m1 = arith.constant -1 : i32
+  %true_flag = arith.constant true
   // CHECK: tile.block_id  x
   %b = tile.block_id  x
   // CHECK: tile.warpgroup_id
@@ -28,6 +29,9 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   tile.wait %t, %t2
   // CHECK: tile.async_wait 1
   tile.async_wait 1
+  // CHECK: tile.any %{{.*}} : !tile.reg<64xi1>
+  %flags = tile.splat %true_flag : !tile.reg<64xi1>
+  %any = tile.any %flags : !tile.reg<64xi1>
   // CHECK: tile.barrier
   tile.barrier
   // CHECK: tile.splat %{{.*}} : !tile.reg<64x64xf32, #tile.mma>

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
@@ -321,22 +322,22 @@ LogicalResult KernelOp::verify() {
 }
 
 llvm::SetVector<StringAttr> KernelOp::getShapeParameters() {
+  // Wherever a tile type may sit (results, block arguments, attributes, inside
+  // other types): everything that tile-specialize rewrites.
   llvm::SetVector<StringAttr> names;
-  auto addTypes = [&](TypeRange types) {
-    for (Type t : types) {
-      if (auto reg = dyn_cast<RegTileType>(t))
-        names.insert_range(reg.getSymbols());
-      else if (auto smem = dyn_cast<SmemTileType>(t))
-        names.insert_range(smem.getSymbols());
-    }
-  };
-  walk([&](Operation *op) {
+  AttrTypeWalker walker;
+  walker.addWalk([&](RegTileType t) { names.insert_range(t.getSymbols()); });
+  walker.addWalk([&](SmemTileType t) { names.insert_range(t.getSymbols()); });
+  getBody().walk([&](Operation *op) {
     if (auto param = dyn_cast<ParamOp>(op))
       names.insert(param.getNameAttr());
-    addTypes(op->getResultTypes());
+    walker.walk(op->getAttrDictionary());
+    for (Type t : op->getResultTypes())
+      walker.walk(t);
     for (Region &r : op->getRegions())
       for (Block &b : r)
-        addTypes(b.getArgumentTypes());
+        for (Type t : b.getArgumentTypes())
+          walker.walk(t);
   });
   return names;
 }
@@ -351,20 +352,19 @@ LogicalResult KernelOp::verifyRegions() {
              << "' but no variants to bind it";
     return success();
   }
-  if (params.empty())
-    return emitOpError("has variants but no shape parameters");
+  if (variants.empty())
+    return emitOpError("lists no variants");
+  // Variants may bind names that the body no longer uses (dead code removed).
   for (auto [i, a] : llvm::enumerate(variants)) {
     auto variant = cast<DictionaryAttr>(a);
     for (NamedAttribute binding : variant) {
       auto value = dyn_cast<IntegerAttr>(binding.getValue());
-      if (!value || value.getValue().getSExtValue() <= 0)
+      if (!value || !value.getType().isSignlessIntOrIndex() ||
+          value.getValue().getSignificantBits() > 32 ||
+          !value.getValue().isStrictlyPositive())
         return emitOpError("variant #")
-               << i << " binds '" << binding.getName().getValue()
-               << "' to " << binding.getValue() << ", not a positive integer";
-      if (!params.contains(binding.getName()))
-        return emitOpError("variant #")
-               << i << " binds '" << binding.getName().getValue()
-               << "', which is not a shape parameter of the kernel";
+               << i << " binds '" << binding.getName().getValue() << "' to "
+               << binding.getValue() << ", not a positive integer below 2^31";
     }
     for (StringAttr name : params)
       if (!variant.contains(name))
@@ -372,7 +372,20 @@ LogicalResult KernelOp::verifyRegions() {
                << i << " does not bind shape parameter '" << name.getValue()
                << "'";
   }
-  return success();
+  // A tile.param of a narrow integer type must hold every variant's value.
+  WalkResult fits = getBody().walk([&](ParamOp param) {
+    unsigned width = param.getType().isIndex() ? 64 : param.getType().getIntOrFloatBitWidth();
+    for (auto [i, a] : llvm::enumerate(variants)) {
+      int64_t v = cast<DictionaryAttr>(a).getAs<IntegerAttr>(param.getNameAttr()).getInt();
+      if (width < 64 && v >= (int64_t(1) << (width - 1))) {
+        param.emitOpError("cannot hold ")
+            << v << ", the value of variant #" << i << ", in " << param.getType();
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(fits.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -596,8 +609,10 @@ static LogicalResult verifyCopyInto(Operation *op, MemRefType src,
     return op->emitOpError("destination must be a 2-D shared tile");
   if (src.getElementType() != dst.getElementType())
     return op->emitOpError("source and destination element types differ");
+  if (ShapedType::isDynamic(dst.getShape()[1]))
+    return success(); // checked once the parameter is bound
   int64_t rowBytes = dst.getShape()[1] * getElementBytes(dst.getElementType());
-  if (!ShapedType::isDynamic(dst.getShape()[1]) && rowBytes % 16)
+  if (rowBytes % 16)
     return op->emitOpError("copies whole 16-byte chunks; rows of ")
            << rowBytes << " bytes are not";
   return success();
@@ -622,6 +637,12 @@ LogicalResult GatherRowsOp::verify() {
     return failure();
   return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
                           getTileDim(dst, 0));
+}
+
+LogicalResult AnyOp::verify() {
+  if (!cast<RegTileType>(getPred().getType()).getElementType().isInteger(1))
+    return emitOpError("takes a tile of i1");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

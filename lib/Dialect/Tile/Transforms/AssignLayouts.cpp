@@ -120,6 +120,8 @@ struct LayoutSolver {
         demand(gemm.getAcc(), l, &gemm.getAccMutable());
       else if (isa<scf::ForOp, PipelinedForOp>(def))
         tieLoop(def, cast<OpResult>(v).getResultNumber(), l);
+      else if (auto ifOp = dyn_cast<scf::IfOp>(def))
+        tieIf(ifOp, cast<OpResult>(v).getResultNumber(), l);
     } else if (auto arg = dyn_cast<BlockArgument>(v)) {
       Operation *parent = arg.getOwner()->getParentOp();
       if (isa<scf::ForOp, PipelinedForOp>(parent) && arg.getArgNumber() > 0)
@@ -144,6 +146,8 @@ struct LayoutSolver {
       } else if (auto yield = dyn_cast<scf::YieldOp>(user)) {
         if (isa<scf::ForOp>(yield->getParentOp()))
           tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
+        else if (auto ifOp = dyn_cast<scf::IfOp>(yield->getParentOp()))
+          tieIf(ifOp, use.getOperandNumber(), l);
       } else if (auto yield = dyn_cast<YieldOp>(user)) {
         if (isa<PipelinedForOp>(yield->getParentOp()))
           tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
@@ -164,6 +168,16 @@ struct LayoutSolver {
     OpOperand &yielded = body.getTerminator()->getOpOperand(i);
     demand(yielded.get(), l, &yielded);
     demand(loop->getResult(i), l, nullptr);
+  }
+
+  /// Ties result `i` of an scf.if to the values both branches yield.
+  void tieIf(scf::IfOp ifOp, unsigned i, Attribute l) {
+    demand(ifOp.getResult(i), l, nullptr);
+    for (Region *r : {&ifOp.getThenRegion(), &ifOp.getElseRegion()})
+      if (!r->empty()) {
+        OpOperand &yielded = r->front().getTerminator()->getOpOperand(i);
+        demand(yielded.get(), l, &yielded);
+      }
   }
 
   void solve() {

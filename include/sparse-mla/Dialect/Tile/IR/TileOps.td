@@ -362,6 +362,24 @@ def Tile_BarrierOp : Tile_Op<"barrier", []> {
   let assemblyFormat = "attr-dict";
 }
 
+def Tile_AnyOp : Tile_Op<"any", []> {
+  let summary = "Whether any element of an i1 tile is true, in every thread of the CTA";
+  let description = [{
+    ORs the elements of `pred` over all warpgroups of the CTA and returns
+    the same i1 to every thread, so that it can steer control flow that
+    contains barriers. Like `tile.barrier`, every thread of the CTA must
+    reach it. Used to skip a block of slots that are all invalid.
+
+    ```mlir
+    %live = tile.any %valid : !tile.reg<64xi1>
+    ```
+  }];
+  let arguments = (ins Tile_RegTile:$pred);
+  let results = (outs I1:$result);
+  let assemblyFormat = "$pred attr-dict `:` qualified(type($pred))";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor cores
 //===----------------------------------------------------------------------===//

@@ -52,7 +52,7 @@ def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::sparse_mla::tile::Ker
     GEMM accumulators are `#tile.mma`; gathers and copies read their row
     indices as slices of the coalesced layout of their rows; loads with no
     other constraint use 16-byte coalesced `#tile.blocked` layouts; maps,
-    loops and selects propagate layouts; reductions and broadcasts move
+    loops, `scf.if` and selects propagate layouts; reductions and broadcasts move
     between a layout and its slices. A load or splat needed in two layouts
     is rematerialized once per layout. Shared allocations get the widest
     swizzle that divides their rows, and slices inherit the parent's.
