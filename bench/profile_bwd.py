@@ -1,0 +1,28 @@
+"""One backward at (S, H) of the benchmark's shapes, for a profiler:
+    ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \\
+        python3 bench/profile_bwd.py --seq 4096 --heads 16
+The first call warms up (module load); the second is the one to profile."""
+import argparse
+
+import torch
+
+import sparse_mla
+from sparse_mla.reference import causal_indices
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--seq", type=int, default=4096)
+ap.add_argument("--heads", type=int, default=16)
+ap.add_argument("--topk", type=int, default=2048)
+a = ap.parse_args()
+gen = torch.Generator(device="cuda").manual_seed(0)
+s, h = a.seq, a.heads
+q = torch.randn(1, s, h, 576, device="cuda", generator=gen).bfloat16()
+kv = torch.randn(1, s, 1, 576, device="cuda", generator=gen).bfloat16()
+o = torch.randn(1, s, h, 512, device="cuda", generator=gen).bfloat16()
+do = torch.randn(1, s, h, 512, device="cuda", generator=gen).bfloat16()
+lse = torch.randn(1, s, h, device="cuda", generator=gen).abs() + 10
+idx = causal_indices(1, s, 1, a.topk, generator=gen)
+for _ in range(2):
+    sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse)
+torch.cuda.synchronize()
+print("profile_bwd: done")
