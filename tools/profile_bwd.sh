@@ -7,7 +7,8 @@ g++ -O2 -std=c++17 -shared -fPIC -Ibundle/src/include bundle/src/Runtime/*.cpp -
 export PYTHONPATH=$PWD/bundle
 for h in 16 64; do
   timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
-    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats \
+    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:l1tex__t_requests_pipe_lsu_mem_global_op_red.*sum,regex:lts__t_sectors_op_red.*sum,smsp__inst_executed_op_global_red.sum" \
     python3 bench/profile_bwd.py --seq 4096 --heads $h > $OUT/ncu-h$h.txt 2>&1
-  grep -E "Duration|Throughput|Busy|Stall|Warp Cycles|Issued|Eligible|Active Warps|L2 Hit|Registers|Block Limit|Achieved Occ|Max Bandwidth|Mem Pipes" $OUT/ncu-h$h.txt | head -60
+  grep -E "Duration|Cache Throughput|Issued Warp|stalled|_red" $OUT/ncu-h$h.txt | awk '$NF+0 > 0.05 || /Duration|Throughput|Issued/' | head -40
 done
