@@ -27,6 +27,7 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileStageScattersPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());

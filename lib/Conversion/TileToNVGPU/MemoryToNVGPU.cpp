@@ -303,8 +303,75 @@ static void emitReductions(OpBuilder &b, Location loc, Value ptr,
   }
 }
 
+static void writeRunsToShared(OpBuilder &b, Location loc, Value value,
+                              RegTileType type, Value dstBase, SmemTileType dst);
+
+/// `bar.sync 1 + w, 128`: the threads of the calling warpgroup w (barrier 0
+/// is the CTA's).
+static void warpgroupBarrier(OpBuilder &b, Location loc) {
+  Value id = arith::AddIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, 1));
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Const(b, loc, 128),
+                          NVVM::BarrierReductionAttr{}, Value());
+}
+
 struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
   using OpConversionPattern::OpConversionPattern;
+
+  /// Through a staging tile: the warpgroup writes the value there, and the
+  /// thread holding each row's index has the TMA add the row.
+  LogicalResult lowerStaged(ScatterAddRowsOp op, OpAdaptor adaptor,
+                            ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getValue().getType());
+    auto rowsType = cast<RegTileType>(op.getRows().getType());
+    auto stage = cast<SmemTileType>(op.getStaging().getType());
+    SharedLayoutAttr layout = stage.getSharedLayout();
+    if (!layout || layout.getSwizzle())
+      return op.emitOpError("staging needs an unswizzled #tile.shared layout");
+    // The warpgroup's earlier reductions have read the tile: it may be
+    // written again.
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, 0, rewriter.getUnitAttr());
+    warpgroupBarrier(rewriter, loc);
+    writeRunsToShared(rewriter, loc, adaptor.getValue(), type, adaptor.getStaging(), stage);
+    // Written by the threads, read by the async proxy.
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
+    warpgroupBarrier(rewriter, loc);
+
+    ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    Value owner = ownerPredicate(rewriter, loc, rowsType.getLayout());
+    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
+    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value column = toI64(rewriter, loc, toI32(rewriter, loc, adaptor.getColumn()));
+    Value bytes = i32Const(rewriter, loc, type.getShape()[1] * 4);
+    for (Run &run : runsOf(rewriter, loc, rowsType.getLayout(), rowsTe)) {
+      for (unsigned k = 0; k < rowsTe.vector; ++k) {
+        Value row = vector::ExtractOp::create(rewriter, loc, adaptor.getRows(), run.first + k);
+        Value r = arith::AddIOp::create(rewriter, loc, run.coords[0], i32Const(rewriter, loc, k));
+        Value valid = andOpt(rewriter, loc, owner,
+                             arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                                   row, i32Const(rewriter, loc, 0)));
+        ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
+          Value linear = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, row), pitch), column);
+          Value dst = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(), base,
+                                          ValueRange{linear});
+          Value src = bytePointer(
+              b, loc, adaptor.getStaging(),
+              arith::MulIOp::create(b, loc, r, i32Const(b, loc, layout.getPitch())));
+          LLVM::InlineAsmOp::create(
+              b, loc, TypeRange{}, ValueRange{dst, src, bytes},
+              "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;",
+              "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+              LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{});
+        });
+      }
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
 
   /// Contiguous values a thread adds into one row.
   struct RowRun {
@@ -316,6 +383,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
   LogicalResult
   matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getStaging())
+      return lowerStaged(op, adaptor, rewriter);
     Location loc = op.getLoc();
     auto type = cast<RegTileType>(op.getValue().getType());
     auto rowsType = cast<RegTileType>(op.getRows().getType());
@@ -519,24 +588,29 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
   LogicalResult
   matchAndRewrite(WriteOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<RegTileType>(op.getValue().getType());
-    auto dst = cast<SmemTileType>(op.getDest().getType());
-    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
-    Type to = dst.getElementType();
-    unsigned bytes = getElementBytes(to);
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value v = extractRun(rewriter, loc, adaptor.getValue(), run.first, te.vector);
-      if (to != type.getElementType())
-        v = arith::TruncFOp::create(rewriter, loc, accessType(to, te.vector), v);
-      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getDest(), dst, run,
-                                   type.getLayout(), te.vector);
-      LLVM::StoreOp::create(rewriter, loc, v, ptr, te.vector * bytes);
-    }
+    writeRunsToShared(rewriter, op.getLoc(), adaptor.getValue(),
+                      cast<RegTileType>(op.getValue().getType()), adaptor.getDest(),
+                      cast<SmemTileType>(op.getDest().getType()));
     rewriter.eraseOp(op);
     return success();
   }
 };
+
+/// Stores the thread's elements of `value` (a register tile of `type`) into
+/// the shared tile at `dstBase`, converting f32 to its element type.
+static void writeRunsToShared(OpBuilder &b, Location loc, Value value,
+                              RegTileType type, Value dstBase, SmemTileType dst) {
+  ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+  Type to = dst.getElementType();
+  unsigned bytes = getElementBytes(to);
+  for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
+    Value v = extractRun(b, loc, value, run.first, te.vector);
+    if (to != type.getElementType())
+      v = arith::TruncFOp::create(b, loc, accessType(to, te.vector), v);
+    Value ptr = sharedRunPointer(b, loc, dstBase, dst, run, type.getLayout(), te.vector);
+    LLVM::StoreOp::create(b, loc, v, ptr, te.vector * bytes);
+  }
+}
 
 /// Warpgroups of the CTA that runs `op` (from its gpu.func's block size).
 static int64_t warpgroupsOf(Operation *op) {

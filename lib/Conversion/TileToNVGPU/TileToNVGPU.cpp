@@ -128,6 +128,10 @@ struct ConvertTileToNVGPUPass
           {static_cast<int32_t>(kernel.getNumThreads()), 1, 1}));
       // One CTA's register budget: lets ptxas honour setmaxnreg.
       func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+      bool staged = kernel.walk([](ScatterAddRowsOp op) {
+                          return op.getStaging() ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+                        }).wasInterrupted();
       Region &body = func.getBody();
       body.front().erase();
       body.takeBody(kernel.getBody());
@@ -135,6 +139,9 @@ struct ConvertTileToNVGPUPass
         arg.setType(t);
       Operation *ret = body.front().getTerminator();
       b.setInsertionPoint(ret);
+      // Staged scatters read shared memory until their bulk groups complete.
+      if (staged)
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, ret->getLoc(), 0, UnitAttr());
       gpu::ReturnOp::create(b, ret->getLoc());
       ret->erase();
       kernel.erase();

@@ -145,7 +145,14 @@ sparse_mla::tile::getDefaultSharedLayout(MLIRContext *ctx,
 
 int64_t sparse_mla::tile::getSharedTileBytes(SmemTileType type) {
   ArrayRef<int64_t> shape = type.getShape();
-  int64_t bytes = shape[shape.size() - 2] * shape.back() *
-                  getElementBytes(type.getElementType());
+  int64_t rows = shape[shape.size() - 2];
+  int64_t rowBytes = shape.back() * getElementBytes(type.getElementType());
+  int64_t bytes = rows * rowBytes;
+  // A layout may pad the rows or space its column blocks apart.
+  if (SharedLayoutAttr l = type.getSharedLayout()) {
+    int64_t width = l.getSwizzle() ? l.getSwizzle() : l.getPitch();
+    int64_t blocks = llvm::divideCeil(rowBytes, width);
+    bytes = std::max(bytes, (blocks - 1) * l.getBlockStride() + rows * l.getPitch());
+  }
   return llvm::alignTo(bytes, 1024);
 }

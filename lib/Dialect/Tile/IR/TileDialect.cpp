@@ -533,6 +533,17 @@ LogicalResult ScatterAddRowsOp::verify() {
   auto rows = cast<RegTileType>(getRows().getType());
   if (failed(verifyRowIndices(*this, rows, getTileDim(value, 0))))
     return failure();
+  if (Value staging = getStaging()) {
+    auto type = cast<SmemTileType>(staging.getType());
+    if (type.getRank() != 2 || !type.getElementType().isF32() ||
+        !sameShape(type, value))
+      return emitOpError("staging must be a 2-D f32 shared tile of the value's shape");
+    if (auto layout = type.getSharedLayout(); layout && layout.getSwizzle())
+      return emitOpError("staging rows are read whole by the bulk reduction: "
+                         "the tile must not be swizzled");
+    if (TileDim n = getTileDim(value, 1); n.isStatic() && n.size % 4)
+      return emitOpError("staged rows of ") << n.size << " f32 are not whole 16-byte chunks";
+  }
   // Each thread adds the rows it holds, so it must hold their indices.
   if (value.getLayout() && rows.getLayout() &&
       rows.getLayout() != SliceLayoutAttr::get(getContext(), 1, value.getLayout()))

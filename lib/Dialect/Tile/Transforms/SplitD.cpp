@@ -45,6 +45,9 @@ static bool onlyGemmsOrPureBetween(Operation *from, Operation *to) {
 /// The chain that ends in `scatter`, if its GEMMs feed only one another and
 /// may move down to the scatter (its pieces are emitted there).
 static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
+  // A staging tile holds the whole value: the chain stays as written.
+  if (scatter.getStaging())
+    return std::nullopt;
   Chain chain;
   chain.scatter = scatter;
   Value v = scatter.getValue();
@@ -202,7 +205,7 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
                  ? offset
                  : arith::AddIOp::create(b, loc, column, offset).getResult();
     ScatterAddRowsOp::create(b, first.scatter.getLoc(), acc, first.scatter.getDest(),
-                             first.scatter.getRows(), column);
+                             first.scatter.getRows(), column, /*staging=*/Value());
   }
 
   /// The chunk columns of `gemm`'s B operand from `offset`; a slice of a

@@ -236,12 +236,23 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
     a thread holds four contiguous columns (an `#tile.mma` tile: lane pairs
     exchange halves first), so `dest` must be 16-byte aligned with a row
     pitch and `column` that are multiples of 4.
+
+    With `staging` (a shared f32 tile of the value's shape, unswizzled, used
+    by one warpgroup), the warpgroup writes the value there and the tensor
+    memory accelerator adds each row (`cp.reduce.async.bulk .add.f32`) while
+    the threads go on: they only wait, before writing the tile again, until
+    the previous reductions have read it. The kernel waits for all of them
+    before it exits. Rows are then whole: `column` and the row pitch must be
+    multiples of 4 and `N * 4` bytes a multiple of 16.
+    `tile-stage-scatters` adds staging where shared memory allows.
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
-                       Tile_RegTile:$rows, Index:$column);
+                       Tile_RegTile:$rows, Index:$column,
+                       Optional<Tile_SmemTile>:$staging);
   let assemblyFormat = [{
-    $value `,` $dest `[` $rows `,` $column `]` attr-dict `:`
+    $value `,` $dest `[` $rows `,` $column `]` (`staging` $staging^)? attr-dict `:`
     qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
+    (`,` qualified(type($staging))^)?
   }];
   let hasVerifier = 1;
 }

@@ -60,6 +60,23 @@ def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::sparse_mla::tile::Ker
   let dependentDialects = ["::sparse_mla::tile::TileDialect"];
 }
 
+def TileStageScattersPass : Pass<"tile-stage-scatters", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Sends row scatters through shared memory and the TMA where room allows";
+  let description = [{
+    Gives every `tile.scatter_add_rows` a staging tile (see the op), one per
+    warpgroup and value shape, unswizzled with rows padded by 16 bytes, when
+    the kernel's shared tiles and these fit in `limit` bytes. Loops are
+    counted at one stage: the staging tiles come before extra pipeline
+    stages, which tile-pipeline-loops then fits into what is left. Run it
+    after tile-split-d, whose pieces are what a staging tile holds.
+  }];
+  let options = [
+    Option<"limit", "limit", "int64_t", /*default=*/"kSharedBytesPerCTA",
+           "Bytes of shared memory one CTA may use">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::KernelOp"> {
   let summary = "Software-pipelines the asynchronous copies of tile.pipelined_for";
   let description = [{
