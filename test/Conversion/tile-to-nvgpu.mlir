@@ -152,3 +152,32 @@ tile.kernel @any_valid(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index) warp
     tile.store %rows, %out[%c0] : !tile.reg<64xi32>, memref<?xi32>
   }
 }
+
+// A staged scatter: wait until the warpgroup's earlier bulk reductions have
+// read the staging tile, write it, fence for the async proxy, then the owner
+// of each row index has the TMA add its 256-byte row; the kernel waits for
+// the bulk groups before it returns.
+// CHECK-LABEL: gpu.func @staged_scatter
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: scf.if
+// CHECK:   llvm.inline_asm has_side_effects {{.*}}"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;", "l,r,r"
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NEXT: gpu.return
+tile.kernel @staged_scatter(%ws: memref<?x?xf32>, %idx: memref<?xi32>, %n: index) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : i32
+  %zero = arith.constant 0.0 : f32
+  %wg = tile.warpgroup_id
+  %all = tile.alloc : !tile.smem<2x64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+  %mine = tile.slice %all[%wg, %c0, %c0] : !tile.smem<2x64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>> to !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x64xf32>
+  %v = tile.gemm %a, %a, %acc {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  tile.scatter_add_rows %v, %ws[%rows, %c0] staging %mine : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+}

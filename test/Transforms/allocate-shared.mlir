@@ -13,3 +13,13 @@ tile.kernel @two() warpgroups(1) {
 tile.kernel @big() warpgroups(1) {
   %a = tile.alloc : !tile.smem<256x576xbf16>
 }
+// -----
+// A layout with padded rows takes rows x pitch bytes: 64 x 272 per stage.
+// CHECK-LABEL: tile.kernel @padded
+// CHECK-SAME: tile.shared_bytes = 43008
+// CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<2x64x64xf32
+// CHECK: tile.alloc {offset = 34816 : i64} : !tile.smem<64x64xbf16>
+tile.kernel @padded() warpgroups(1) {
+  %a = tile.alloc : !tile.smem<2x64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+  %b = tile.alloc : !tile.smem<64x64xbf16>
+}

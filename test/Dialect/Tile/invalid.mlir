@@ -535,3 +535,42 @@ tile.kernel @any_of_ints(%out: memref<?x?xf32>) warpgroups(1) {
   // expected-error @+1 {{takes a tile of i1}}
   %a = tile.any %t : !tile.reg<64xi32>
 }
+
+// -----
+
+tile.kernel @staging_shape(%ws: memref<?x?xf32>, %rows: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %z = arith.constant 0 : i32
+  %r = tile.splat %z : !tile.reg<64xi32>
+  %v = tile.splat %one : !tile.reg<64x64xf32>
+  %s = tile.alloc : !tile.smem<64x32xf32>
+  // expected-error @+1 {{staging must be a 2-D f32 shared tile of the value's shape}}
+  tile.scatter_add_rows %v, %ws[%r, %c0] staging %s : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x32xf32>
+}
+
+// -----
+
+tile.kernel @staging_swizzled(%ws: memref<?x?xf32>, %rows: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %z = arith.constant 0 : i32
+  %r = tile.splat %z : !tile.reg<64xi32>
+  %v = tile.splat %one : !tile.reg<64x64xf32>
+  %s = tile.alloc : !tile.smem<64x64xf32, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  // expected-error @+1 {{staging rows are read whole by the bulk reduction: the tile must not be swizzled}}
+  tile.scatter_add_rows %v, %ws[%r, %c0] staging %s : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+}
+
+// -----
+
+tile.kernel @staging_ragged(%ws: memref<?x?xf32>, %rows: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %z = arith.constant 0 : i32
+  %r = tile.splat %z : !tile.reg<64xi32>
+  %v = tile.splat %one : !tile.reg<64x6xf32>
+  %s = tile.alloc : !tile.smem<64x6xf32>
+  // expected-error @+1 {{staged rows of 6 f32 are not whole 16-byte chunks}}
+  tile.scatter_add_rows %v, %ws[%r, %c0] staging %s : !tile.reg<64x6xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x6xf32>
+}
