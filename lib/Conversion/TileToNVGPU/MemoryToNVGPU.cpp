@@ -271,6 +271,15 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
   }
 };
 
+/// A PTX instruction with side effects and no results.
+static void emitPtx(OpBuilder &b, Location loc, ValueRange operands,
+                    StringRef asmStr, StringRef constraints) {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, asmStr, constraints,
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr{},
+                            ArrayAttr{});
+}
+
 /// Emits `red.global.add` of `values` (f32) at `ptr`, widest vectors first
 /// (v4 moves 16 bytes per instruction).
 static void emitReductions(OpBuilder &b, Location loc, Value ptr,
@@ -295,10 +304,7 @@ static void emitReductions(OpBuilder &b, Location loc, Value ptr,
     }
     if (n > 1)
       asmStr += "};";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, asmStr, constraints,
-                              /*has_side_effects=*/true, /*is_align_stack=*/false,
-                              LLVM::TailCallKind::None, LLVM::AsmDialectAttr{},
-                              ArrayAttr{});
+    emitPtx(b, loc, operands, asmStr, constraints);
     done += n;
   }
 }
@@ -343,7 +349,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     Value owner = ownerPredicate(rewriter, loc, rowsType.getLayout());
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
     Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
-    Value column = toI64(rewriter, loc, toI32(rewriter, loc, adaptor.getColumn()));
+    Value column = toI64(rewriter, loc, adaptor.getColumn());
     Value bytes = i32Const(rewriter, loc, type.getShape()[1] * 4);
     for (Run &run : runsOf(rewriter, loc, rowsType.getLayout(), rowsTe)) {
       for (unsigned k = 0; k < rowsTe.vector; ++k) {
@@ -360,11 +366,9 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
           Value src = bytePointer(
               b, loc, adaptor.getStaging(),
               arith::MulIOp::create(b, loc, r, i32Const(b, loc, layout.getPitch())));
-          LLVM::InlineAsmOp::create(
-              b, loc, TypeRange{}, ValueRange{dst, src, bytes},
-              "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;",
-              "l,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-              LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{});
+          emitPtx(b, loc, {dst, src, bytes},
+                  "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;",
+                  "l,r,r");
         });
       }
     }

@@ -96,10 +96,8 @@ struct ConvertTileToNVGPUPass
     if (kernels.empty())
       return;
     for (KernelOp kernel : kernels)
-      if (kernel.getVariantsAttr()) {
-        kernel.emitOpError("has shape parameters; run tile-specialize first");
+      if (failed(requireSpecialized(kernel)))
         return signalPassFailure();
-      }
     materializeWaits(module);
     groupAdjacentGemms(module);
 

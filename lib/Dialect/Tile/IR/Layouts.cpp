@@ -156,3 +156,7 @@ int64_t sparse_mla::tile::getSharedTileBytes(SmemTileType type) {
   }
   return llvm::alignTo(bytes, 1024);
 }
+
+int64_t sparse_mla::tile::getSharedAllocBytes(SmemTileType type) {
+  return (type.getRank() == 3 ? type.getShape()[0] : 1) * getSharedTileBytes(type);
+}

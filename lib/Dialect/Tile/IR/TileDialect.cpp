@@ -107,12 +107,10 @@ bool sparse_mla::tile::sameShape(Type a, Type b) {
   return true;
 }
 
-bool sparse_mla::tile::hasSymbolicShape(Type t) {
-  if (auto reg = dyn_cast<RegTileType>(t))
-    return !reg.getSymbols().empty();
-  if (auto smem = dyn_cast<SmemTileType>(t))
-    return !smem.getSymbols().empty();
-  return false;
+LogicalResult sparse_mla::tile::requireSpecialized(KernelOp kernel) {
+  if (!kernel.getVariantsAttr())
+    return success();
+  return kernel.emitOpError("has shape parameters; run tile-specialize first");
 }
 
 std::string TileDim::str() const {

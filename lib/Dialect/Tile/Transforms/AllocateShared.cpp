@@ -27,10 +27,8 @@ struct TileAllocateSharedPass
     Builder b(&getContext());
     int64_t total = 0;
     kernel.walk([&](AllocOp alloc) {
-      auto type = cast<SmemTileType>(alloc.getType());
-      int64_t stages = type.getRank() == 3 ? type.getShape()[0] : 1;
       alloc.setOffsetAttr(b.getI64IntegerAttr(total));
-      total += stages * getSharedTileBytes(type);
+      total += getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
     });
     if (total > limit) {
       kernel.emitOpError("needs ")

@@ -137,9 +137,7 @@ struct Pipeliner {
   void fitStages(int64_t limit) {
     int64_t others = 0, perStage = 0;
     loop->getParentOfType<KernelOp>().walk([&](AllocOp alloc) {
-      auto type = cast<SmemTileType>(alloc.getType());
-      int64_t bytes = (type.getRank() == 3 ? type.getShape()[0] : 1) *
-                      getSharedTileBytes(type);
+      int64_t bytes = getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
       (llvm::is_contained(buffers, alloc.getResult()) ? perStage : others) += bytes;
     });
     while (stages > 1 && others + stages * perStage > limit)

@@ -19,12 +19,6 @@ namespace sparse_mla::tile {
 using namespace mlir;
 using namespace sparse_mla::tile;
 
-LogicalResult sparse_mla::tile::requireSpecialized(KernelOp kernel) {
-  if (!kernel.getVariantsAttr())
-    return success();
-  return kernel.emitOpError("has shape parameters; run tile-specialize first");
-}
-
 namespace {
 
 /// `name_k1v1_k2v2`: the variant's bindings in their (sorted) order.

@@ -44,8 +44,7 @@ struct TileStageScattersPass
     int64_t warpgroups = kernel.getWarpgroups();
     int64_t used = 0, extra = 0;
     kernel.walk([&](AllocOp alloc) {
-      auto type = cast<SmemTileType>(alloc.getType());
-      used += (type.getRank() == 3 ? type.getShape()[0] : 1) * getSharedTileBytes(type);
+      used += getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
     });
     SmallVector<SmemTileType> rings;
     for (auto &[shape, ops] : byShape) {
@@ -54,7 +53,7 @@ struct TileStageScattersPass
       auto layout = SharedLayoutAttr::get(ctx, 0, pitch, rows * pitch);
       rings.push_back(SmemTileType::get({warpgroups, rows, type.getShape()[1]},
                                         type.getElementType(), layout));
-      extra += warpgroups * getSharedTileBytes(rings.back());
+      extra += getSharedAllocBytes(rings.back());
     }
     if (used + extra > limit)
       return;

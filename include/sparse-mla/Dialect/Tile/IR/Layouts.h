@@ -76,6 +76,8 @@ SharedLayoutAttr getDefaultSharedLayout(mlir::MLIRContext *ctx,
 
 /// Bytes one stage of a shared tile occupies (rounded up to 1024).
 int64_t getSharedTileBytes(SmemTileType type);
+/// Bytes a shared allocation of `type` takes: each stage of a 3-D ring.
+int64_t getSharedAllocBytes(SmemTileType type);
 
 unsigned getElementBytes(mlir::Type type);
 

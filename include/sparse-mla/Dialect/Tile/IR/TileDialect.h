@@ -44,8 +44,9 @@ struct TileDim {
 TileDim getTileDim(mlir::Type tile, unsigned i);
 /// Same rank and, dimension by dimension, the same size or parameter.
 bool sameShape(mlir::Type a, mlir::Type b);
-/// Whether `t` is a tile type with a shape parameter.
-bool hasSymbolicShape(mlir::Type t);
+/// Fails with a diagnostic on a kernel that still has shape parameters (the
+/// passes after tile-specialize need sizes).
+mlir::LogicalResult requireSpecialized(KernelOp kernel);
 
 } // namespace sparse_mla::tile
 

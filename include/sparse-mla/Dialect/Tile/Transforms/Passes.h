@@ -13,10 +13,6 @@ constexpr int64_t kSharedBytesPerCTA = 232448;
 #define GEN_PASS_DECL
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
 
-/// Fails with a diagnostic on a kernel that still has shape parameters (the
-/// passes after tile-specialize need sizes).
-mlir::LogicalResult requireSpecialized(KernelOp kernel);
-
 #define GEN_PASS_REGISTRATION
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
 } // namespace sparse_mla::tile
