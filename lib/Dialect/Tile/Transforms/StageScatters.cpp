@@ -47,7 +47,7 @@ struct TileStageScattersPass
       used += getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
     });
     SmallVector<SmemTileType> rings;
-    for (auto &[shape, ops] : byShape) {
+    for (Type shape : llvm::make_first_range(byShape)) {
       auto type = cast<RegTileType>(shape);
       int64_t rows = type.getShape()[0], pitch = type.getShape()[1] * 4 + 16;
       auto layout = SharedLayoutAttr::get(ctx, 0, pitch, rows * pitch);
