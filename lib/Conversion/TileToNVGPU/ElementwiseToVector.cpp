@@ -103,7 +103,8 @@ struct MapLowering : public OpConversionPattern<MapOp> {
         mapping.map(inner.getResult(0), lowerExp2(rewriter, loc, operands[0]));
         continue;
       }
-      if (isa<math::MathDialect>(inner.getDialect()))
+      // Math ops other than these would become libdevice calls.
+      if (isa<math::MathDialect>(inner.getDialect()) && !isa<math::CtPopOp>(inner))
         return rewriter.notifyMatchFailure(op, "math op without a lowering");
       OperationState state(inner.getLoc(), inner.getName(), operands,
                            llvm::map_to_vector(inner.getResultTypes(),
@@ -182,11 +183,157 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
   }
 };
 
+/// Each element's coordinate: the thread's base plus the element's offset.
+struct IotaLowering : public OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getType());
+    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+    auto vt = cast<VectorType>(getTypeConverter()->convertType(type));
+    unsigned dim = op.getDim();
+    Value base = threadBaseCoords(rewriter, loc, type.getLayout(), te.rank)[dim];
+    SmallVector<int32_t> offsets;
+    for (auto &off : te.offsets)
+      offsets.push_back(off[dim]);
+    Value splat = vector::BroadcastOp::create(rewriter, loc, vt, base);
+    Value cst = arith::ConstantOp::create(rewriter, loc,
+                                          DenseIntElementsAttr::get(vt, offsets));
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, splat, cst);
+    return success();
+  }
+};
+
+/// A blocked tile's row is spread over `lanes` threads, each holding runs of
+/// `vector` elements every `lanes * vector` columns. Each run is scanned in
+/// the thread, its total across the lanes of a warp by shuffles (up, then
+/// the last lane's for the whole), and, for rows wider than a warp, across
+/// the warps through shared scratch; runs to the left add a carry.
+struct ScanLowering : public OpConversionPattern<ScanOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getType());
+    auto blocked = dyn_cast<BlockedLayoutAttr>(type.getLayout());
+    if (!blocked)
+      return op.emitOpError("needs a #tile.blocked layout, not ") << type.getLayout();
+    ThreadElements te = *getThreadElements(blocked, type.getShape());
+    int64_t v = te.vector, lanes = blocked.getLanes();
+    int64_t colRuns = type.getShape()[1] / (lanes * v);
+    int64_t runs = te.offsets.size() / v;
+    int64_t width = std::min<int64_t>(lanes, 32), rowWarps = lanes / width;
+    std::optional<int64_t> scratch = cast<ScratchOpInterface>(*op).getScratchOffset();
+    if (rowWarps > 1 && !scratch)
+      return op.emitOpError("has no scratch: run tile-allocate-shared first");
+
+    Type elt = type.getElementType();
+    bool add = op.getKind() == ReduceKind::add, isFloat = isa<FloatType>(elt);
+    Attribute idAttr =
+        add ? rewriter.getZeroAttr(elt)
+        : isFloat ? Attribute(rewriter.getFloatAttr(elt, -INFINITY))
+                  : Attribute(rewriter.getIntegerAttr(elt, APInt::getSignedMinValue(32)));
+    Value identity = arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(idAttr));
+    auto combine = [&](Value a, Value b) -> Value {
+      if (add)
+        return isFloat ? arith::AddFOp::create(rewriter, loc, a, b).getResult()
+                       : arith::AddIOp::create(rewriter, loc, a, b).getResult();
+      return isFloat ? arith::MaximumFOp::create(rewriter, loc, a, b).getResult()
+                     : arith::MaxSIOp::create(rewriter, loc, a, b).getResult();
+    };
+    auto shuffle = [&](Value x, int64_t offset, gpu::ShuffleMode mode) {
+      return gpu::ShuffleOp::create(rewriter, loc, x, i32Const(rewriter, loc, offset),
+                                    i32Const(rewriter, loc, width), mode);
+    };
+
+    // In the thread, then across the lanes of the row in its warp.
+    SmallVector<Value> elems;
+    SmallVector<Value> lanesBefore(runs), warpTotal(runs);
+    for (int64_t r = 0; r < runs; ++r) {
+      Value x;
+      for (int64_t e = 0; e < v; ++e) {
+        Value y = vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), r * v + e);
+        x = x ? combine(x, y) : y;
+        elems.push_back(x);
+      }
+      Value incl = x;
+      for (int64_t d = 1; d < width; d *= 2) {
+        auto up = shuffle(incl, d, gpu::ShuffleMode::UP);
+        incl = arith::SelectOp::create(rewriter, loc, up.getValid(),
+                                       combine(incl, up.getShuffleResult()), incl);
+      }
+      auto before = shuffle(incl, 1, gpu::ShuffleMode::UP);
+      lanesBefore[r] = arith::SelectOp::create(rewriter, loc, before.getValid(),
+                                               before.getShuffleResult(), identity);
+      warpTotal[r] = shuffle(incl, width - 1, gpu::ShuffleMode::IDX).getShuffleResult();
+    }
+
+    // Across the warps of a row: each warp's totals through the scratch.
+    SmallVector<Value> warpsBefore(runs, identity), rowTotal(warpTotal);
+    if (rowWarps > 1) {
+      Value tid = threadInWarpgroup(rewriter, loc);
+      Value warp = arith::DivUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 32));
+      Value lane = arith::RemUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 32));
+      Value region = arith::AddIOp::create(
+          rewriter, loc, i32Const(rewriter, loc, *scratch),
+          arith::MulIOp::create(rewriter, loc, warpgroupIndex(rewriter, loc),
+                                i32Const(rewriter, loc, op.getScratchBytes())));
+      Value base = bytePointer(rewriter, loc, sharedBasePointer(rewriter, loc), region);
+      auto slot = [&](OpBuilder &b, int64_t r, Value w) {
+        Value i = arith::AddIOp::create(b, loc, i32Const(b, loc, 4 * r), w);
+        return LLVM::GEPOp::create(b, loc, base.getType(), elt, base, ValueRange{i});
+      };
+      // The scratch may still be read by an earlier scan.
+      warpgroupBarrier(rewriter, loc);
+      Value last = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane,
+                                         i32Const(rewriter, loc, 31));
+      ifThen(rewriter, loc, last, [&](OpBuilder &b) {
+        for (int64_t r = 0; r < runs; ++r)
+          LLVM::StoreOp::create(b, loc, warpTotal[r], slot(b, r, warp));
+      });
+      warpgroupBarrier(rewriter, loc);
+      Value inRow = arith::RemUIOp::create(rewriter, loc, warp, i32Const(rewriter, loc, rowWarps));
+      Value firstWarp = arith::SubIOp::create(rewriter, loc, warp, inRow);
+      for (int64_t r = 0; r < runs; ++r) {
+        rowTotal[r] = identity;
+        for (int64_t w = 0; w < rowWarps; ++w) {
+          Value t = LLVM::LoadOp::create(
+              rewriter, loc, elt,
+              slot(rewriter, r,
+                   arith::AddIOp::create(rewriter, loc, firstWarp, i32Const(rewriter, loc, w))));
+          rowTotal[r] = combine(rowTotal[r], t);
+          Value earlier = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                                i32Const(rewriter, loc, w), inRow);
+          warpsBefore[r] = arith::SelectOp::create(rewriter, loc, earlier,
+                                                   combine(warpsBefore[r], t), warpsBefore[r]);
+        }
+      }
+    }
+
+    // Runs to the left in the row carry in (runs list each row's in order).
+    Value carry;
+    for (int64_t r = 0; r < runs; ++r) {
+      if (r % colRuns == 0)
+        carry = identity;
+      Value offset = combine(combine(lanesBefore[r], warpsBefore[r]), carry);
+      for (int64_t e = 0; e < v; ++e)
+        elems[r * v + e] = combine(elems[r * v + e], offset);
+      carry = combine(carry, rowTotal[r]);
+    }
+    auto vt = cast<VectorType>(getTypeConverter()->convertType(type));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
+    return success();
+  }
+};
+
 } // namespace
 
 void sparse_mla::tile::populateElementwiseToVectorPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<BlockIdLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
-               BroadcastLowering, ReduceLowering>(converter,
-                                                  patterns.getContext());
+               BroadcastLowering, ReduceLowering, IotaLowering, ScanLowering>(
+      converter, patterns.getContext());
 }

@@ -152,7 +152,12 @@ struct ConvertTileToNVGPUPass
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     populateElementwiseToVectorPatterns(converter, patterns);
-    populateMemoryToNVGPUPatterns(converter, patterns);
+    populateGlobalMemoryToNVGPUPatterns(converter, patterns);
+    populateSharedMemoryToNVGPUPatterns(converter, patterns);
+    populateAsyncCopiesToNVGPUPatterns(converter, patterns);
+    populateScattersToNVGPUPatterns(converter, patterns);
+    populateBarriersToNVGPUPatterns(converter, patterns);
+    populateElementsToNVGPUPatterns(converter, patterns);
     populateGemmToNVGPUPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);

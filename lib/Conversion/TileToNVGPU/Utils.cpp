@@ -163,3 +163,210 @@ int64_t sparse_mla::tile::slicePosition(const ThreadElements &slice,
       return i;
   llvm_unreachable("coordinate not held by this thread");
 }
+
+/// Element (or vector of `n` elements) type of an access.
+Type sparse_mla::tile::accessType(Type elt, unsigned n) {
+  return n == 1 ? elt : VectorType::get({n}, elt);
+}
+
+SmallVector<Run> sparse_mla::tile::runsOf(OpBuilder &b, Location loc, Attribute layout,
+                               const ThreadElements &te) {
+  SmallVector<Value, 2> base = threadBaseCoords(b, loc, layout, te.rank);
+  SmallVector<Run> runs;
+  for (size_t i = 0; i < te.offsets.size(); i += te.vector) {
+    Run run{static_cast<int64_t>(i), {}, {}, base};
+    for (unsigned d = 0; d < te.rank; ++d) {
+      run.offsets.push_back(te.offsets[i][d]);
+      run.coords.push_back(arith::AddIOp::create(
+          b, loc, base[d], i32Const(b, loc, te.offsets[i][d])));
+    }
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+/// Scatters a loaded run into the thread's element list.
+void sparse_mla::tile::insertRun(OpBuilder &b, Location loc, SmallVectorImpl<Value> &elems,
+                      Value run, int64_t first) {
+  auto vt = dyn_cast<VectorType>(run.getType());
+  if (!vt) {
+    elems[first] = run;
+    return;
+  }
+  for (int64_t i = 0; i < vt.getNumElements(); ++i)
+    elems[first + i] = vector::ExtractOp::create(b, loc, run, i);
+}
+
+/// The run of `n` elements starting at `first` of a thread's vector.
+Value sparse_mla::tile::extractRun(OpBuilder &b, Location loc, Value vec, int64_t first,
+                        unsigned n) {
+  if (n == 1)
+    return vector::ExtractOp::create(b, loc, vec, first);
+  SmallVector<Value> elems;
+  for (unsigned i = 0; i < n; ++i)
+    elems.push_back(vector::ExtractOp::create(b, loc, vec, first + i));
+  auto vt = VectorType::get({n}, cast<VectorType>(vec.getType()).getElementType());
+  return vector::FromElementsOp::create(b, loc, vt, elems);
+}
+
+/// Runs `body` under `cond` (if any).
+void sparse_mla::tile::ifThen(OpBuilder &b, Location loc, Value cond,
+                   function_ref<void(OpBuilder &)> body) {
+  if (!cond)
+    return body(b);
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  body(inner);
+}
+
+/// For sliced tiles, the predicate of the one thread that writes each element.
+Value sparse_mla::tile::ownerPredicate(OpBuilder &b, Location loc, Attribute layout) {
+  auto slice = dyn_cast<SliceLayoutAttr>(layout);
+  if (!slice)
+    return {};
+  Value replica = evalBaseTerm(b, loc, threadInWarpgroup(b, loc),
+                               getReplicaTerm(slice));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, replica,
+                               i32Const(b, loc, 0));
+}
+
+Value sparse_mla::tile::andOpt(OpBuilder &b, Location loc, Value a, Value c) {
+  if (!a)
+    return c;
+  if (!c)
+    return a;
+  return arith::AndIOp::create(b, loc, a, c);
+}
+
+/// A PTX instruction with side effects and no results.
+void sparse_mla::tile::emitPtx(OpBuilder &b, Location loc, ValueRange operands,
+                    StringRef asmStr, StringRef constraints) {
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, asmStr, constraints,
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr{},
+                            ArrayAttr{});
+}
+
+/// `bar.sync 1 + w, 128`: the threads of the calling warpgroup w (barrier 0
+/// is the CTA's).
+void sparse_mla::tile::warpgroupBarrier(OpBuilder &b, Location loc) {
+  Value id = arith::AddIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, 1));
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Const(b, loc, 128),
+                          NVVM::BarrierReductionAttr{}, Value());
+}
+
+/// Whether every thread's runs of `layout` start in the first 16-byte chunk
+/// of their row: base column bytes plus the run stay below 16.
+static bool runsStartInFirstChunk(Attribute layout, unsigned elementBytes,
+                                  unsigned vector) {
+  BaseTerm col = getBaseTerms(layout, 2)[1];
+  int64_t steps = col.modulus ? col.modulus - 1 : 127 / col.divisor;
+  int64_t maxCol = steps * col.scale + 3 * col.warpScale;
+  return (maxCol + vector) * elementBytes <= 16;
+}
+
+/// Shared-memory address of each run of a register tile (in `regLayout`,
+/// runs of `vector` elements) in a shared tile. Where possible the address
+/// is the thread's base address, XORed with a constant that moves 16-byte
+/// chunks inside the swizzle row, plus a constant that moves whole swizzle
+/// atoms: one register per thread and at most one instruction per access,
+/// instead of a register per run. Else it is computed in full.
+Value sparse_mla::tile::sharedRunPointer(OpBuilder &b, Location loc, Value base,
+                              SmemTileType type, const Run &tileRun,
+                              Attribute regLayout, unsigned vector) {
+  // A 1-D tile is row 0 of a 1 x N shared tile (unswizzled: one row).
+  Run run = tileRun;
+  if (run.offsets.size() == 1) {
+    Value zero = i32Const(b, loc, 0);
+    run.offsets.insert(run.offsets.begin(), 0);
+    run.base.insert(run.base.begin(), zero);
+    run.coords.insert(run.coords.begin(), zero);
+  }
+  SharedLayoutAttr layout = type.getSharedLayout();
+  unsigned e = getElementBytes(type.getElementType());
+  int64_t dr = run.offsets[0], dc = run.offsets[1] * e;
+  auto fromBase = [&](int64_t chunkXor, int64_t delta) {
+    Value off = sharedByteOffset(b, loc, layout, e, run.base[0], run.base[1]);
+    if (chunkXor)
+      off = arith::XOrIOp::create(b, loc, off, i32Const(b, loc, chunkXor));
+    if (delta)
+      off = arith::AddIOp::create(b, loc, off, i32Const(b, loc, delta));
+    return bytePointer(b, loc, base, off);
+  };
+  unsigned s = layout.getSwizzle();
+  if (!s) // unswizzled rows: offsets are linear
+    return fromBase(0, dr * layout.getPitch() + dc);
+  // The swizzle XORs the chunk bits (4..) with the line bits (7..) of the
+  // offset. A delta that is a multiple of 8 swizzle rows leaves both alone;
+  // a chunk move XORs in if the base has no chunk bits (its runs start in
+  // the first chunk of a row and rows are whole swizzle rows).
+  int64_t inRow = dc % s;
+  int64_t delta = (dc / s) * layout.getBlockStride() + dr * layout.getPitch();
+  bool xorable = inRow == 0 || (inRow % 16 == 0 && layout.getPitch() % s == 0 &&
+                                runsStartInFirstChunk(regLayout, e, vector));
+  if (delta % (8 * s) == 0 && xorable)
+    return fromBase(inRow, delta);
+  Value off = sharedByteOffset(b, loc, layout, e, run.coords[0], run.coords[1]);
+  return bytePointer(b, loc, base, off);
+}
+
+/// Stores the thread's elements of `value` (a register tile of `type`) into
+/// the shared tile at `dstBase`, converting f32 to its element type.
+void sparse_mla::tile::writeRunsToShared(OpBuilder &b, Location loc, Value value,
+                              RegTileType type, Value dstBase, SmemTileType dst) {
+  ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+  Type to = dst.getElementType();
+  unsigned bytes = getElementBytes(to);
+  for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
+    Value v = extractRun(b, loc, value, run.first, te.vector);
+    if (to != type.getElementType())
+      v = arith::TruncFOp::create(b, loc, accessType(to, te.vector), v);
+    Value ptr = sharedRunPointer(b, loc, dstBase, dst, run, type.getLayout(), te.vector);
+    LLVM::StoreOp::create(b, loc, v, ptr, te.vector * bytes);
+  }
+}
+
+WindowAccess::WindowAccess(OpBuilder &b, Location loc, Value memref,
+                           ValueRange idx, ValueRange bnds, unsigned tileRank) {
+  base = globalBasePointer(b, loc, memref);
+  strides = rowMajorStrides(b, loc, memref);
+  for (Value v : idx)
+    indices.push_back(toI64(b, loc, v));
+  for (Value v : bnds)
+    bounds.push_back(toI64(b, loc, v));
+  firstTileDim = indices.size() - tileRank;
+}
+
+Value WindowAccess::pointer(OpBuilder &b, Location loc, Type elt,
+                            ArrayRef<Value> coords) {
+  Value linear = i64Const(b, loc, 0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Value i = indices[d];
+    if (d >= firstTileDim)
+      i = arith::AddIOp::create(b, loc, i, toI64(b, loc, coords[d - firstTileDim]));
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, i, strides[d]));
+  }
+  return LLVM::GEPOp::create(b, loc, base.getType(), elt, base,
+                             ValueRange{linear});
+}
+
+SmallVector<Value, 2> WindowAccess::shifted(OpBuilder &b, Location loc,
+                                            ArrayRef<Value> coords, int64_t k) {
+  SmallVector<Value, 2> c(coords);
+  if (k)
+    c.back() = arith::AddIOp::create(b, loc, c.back(), i32Const(b, loc, k));
+  return c;
+}
+
+Value WindowAccess::inBounds(OpBuilder &b, Location loc, ArrayRef<Value> coords) {
+  Value ok;
+  for (size_t d = 0; d < bounds.size(); ++d) {
+    Value i = arith::AddIOp::create(b, loc, toI32(b, loc, indices[firstTileDim + d]),
+                                    coords[d]);
+    Value c = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                    toI32(b, loc, bounds[d]));
+    ok = ok ? arith::AndIOp::create(b, loc, ok, c) : c;
+  }
+  return ok;
+}

@@ -64,10 +64,103 @@ mlir::Value bytePointer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value base
 /// Position in a sliced layout's element list of the element at `coord`.
 int64_t slicePosition(const ThreadElements &slice, int64_t coord);
 
+/// Element (or vector of `n` elements) type of an access.
+mlir::Type accessType(mlir::Type elt, unsigned n);
+
+/// One access of a tile op: a run of elements at tile coordinates.
+struct Run {
+  int64_t first;                         // index of its first element
+  llvm::SmallVector<mlir::Value, 2> coords; // tile coordinates (i32)
+  llvm::SmallVector<int64_t, 2> offsets;    // constant part of the coordinates
+  llvm::SmallVector<mlir::Value, 2> base;   // the thread's part (coords - offsets)
+};
+
+/// The runs of `te.vector` elements the calling thread holds.
+llvm::SmallVector<Run> runsOf(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Attribute layout, const ThreadElements &te);
+
+/// Scatters a loaded run into the thread's element list.
+void insertRun(mlir::OpBuilder &b, mlir::Location loc,
+               llvm::SmallVectorImpl<mlir::Value> &elems, mlir::Value run,
+               int64_t first);
+
+/// The run of `n` elements starting at `first` of a thread's vector.
+mlir::Value extractRun(mlir::OpBuilder &b, mlir::Location loc, mlir::Value vec,
+                       int64_t first, unsigned n);
+
+/// Runs `body` under `cond` (if any).
+void ifThen(mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond,
+            llvm::function_ref<void(mlir::OpBuilder &)> body);
+
+/// For sliced tiles, the predicate of the one thread that writes each
+/// element (null for layouts that hold each element once).
+mlir::Value ownerPredicate(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Attribute layout);
+
+/// `a && c`, where a null operand is true.
+mlir::Value andOpt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                   mlir::Value c);
+
+/// A PTX instruction with side effects and no results.
+void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
+             llvm::StringRef asmStr, llvm::StringRef constraints);
+
+/// `bar.sync 1 + w, 128`: the threads of the calling warpgroup w (barrier 0
+/// is the CTA's).
+void warpgroupBarrier(mlir::OpBuilder &b, mlir::Location loc);
+
+/// Pointer to the element of a global window at tile coordinates `coords`,
+/// and the predicate that all bounded coordinates are inside their bounds.
+struct WindowAccess {
+  mlir::Value base;
+  llvm::SmallVector<mlir::Value> strides;
+  llvm::SmallVector<mlir::Value> indices; // i64
+  llvm::SmallVector<mlir::Value> bounds;  // i64, empty when unbounded
+  unsigned firstTileDim;
+
+  WindowAccess(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
+               mlir::ValueRange idx, mlir::ValueRange bnds, unsigned tileRank);
+
+  mlir::Value pointer(mlir::OpBuilder &b, mlir::Location loc, mlir::Type elt,
+                      llvm::ArrayRef<mlir::Value> coords);
+
+  /// Coordinates of the element `k` places after `coords` along the
+  /// innermost dimension (the direction of a thread's runs).
+  static llvm::SmallVector<mlir::Value, 2>
+  shifted(mlir::OpBuilder &b, mlir::Location loc,
+          llvm::ArrayRef<mlir::Value> coords, int64_t k);
+
+  /// Compares in 32 bits (coordinates and bounds are tensor dimensions,
+  /// below 2^31): half the registers and instructions of 64-bit compares.
+  mlir::Value inBounds(mlir::OpBuilder &b, mlir::Location loc,
+                       llvm::ArrayRef<mlir::Value> coords);
+};
+
+/// Shared-memory address of a run of a register tile (in `regLayout`, runs
+/// of `vector` elements) in the shared tile of `type` at `base`.
+mlir::Value sharedRunPointer(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value base, SmemTileType type, const Run &run,
+                             mlir::Attribute regLayout, unsigned vector);
+
+/// Stores the thread's elements of `value` (a register tile of `type`) into
+/// the shared tile at `dstBase`, converting f32 to its element type.
+void writeRunsToShared(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                       RegTileType type, mlir::Value dstBase, SmemTileType dst);
+
 void populateElementwiseToVectorPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
-void populateMemoryToNVGPUPatterns(TileTypeConverter &converter,
-                                   mlir::RewritePatternSet &patterns);
+void populateGlobalMemoryToNVGPUPatterns(TileTypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+void populateSharedMemoryToNVGPUPatterns(TileTypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+void populateAsyncCopiesToNVGPUPatterns(TileTypeConverter &converter,
+                                        mlir::RewritePatternSet &patterns);
+void populateScattersToNVGPUPatterns(TileTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
+void populateBarriersToNVGPUPatterns(TileTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
+void populateElementsToNVGPUPatterns(TileTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
 /// Puts GEMMs that follow each other into one wgmma group: one fence before
 /// the first, one commit and wait after the last. Run before the patterns.
 void groupAdjacentGemms(mlir::Operation *root);

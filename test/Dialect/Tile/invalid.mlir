@@ -276,8 +276,20 @@ func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
 }
 // -----
 func.func @f(%s: !tile.smem<64x64xbf16>) {
-  // expected-error @+1 {{reads a 2-D shared tile into a register tile of the same shape}}
+  // expected-error @+1 {{reads a 2-D shared tile into a register tile of its shape}}
   %r = tile.read %s : !tile.smem<64x64xbf16> -> !tile.reg<64x32xbf16>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<2x64xf32>) {
+  // expected-error @+1 {{or an unswizzled 1 x N one into N elements}}
+  %r = tile.read %s : !tile.smem<2x64xf32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<1x64xf32, #tile.shared<swizzle = 128, pitch = 128, block_stride = 1024>>) {
+  // expected-error @+1 {{or an unswizzled 1 x N one into N elements}}
+  %r = tile.read %s : !tile.smem<1x64xf32, #tile.shared<swizzle = 128, pitch = 128, block_stride = 1024>> -> !tile.reg<64xf32>
   return
 }
 // -----
@@ -288,8 +300,14 @@ func.func @f(%s: !tile.smem<64x64xbf16>) {
 }
 // -----
 func.func @f(%v: !tile.reg<64x32xf32>, %s: !tile.smem<64x64xbf16>) {
-  // expected-error @+1 {{writes a register tile into a 2-D shared tile of the same shape}}
+  // expected-error @+1 {{writes a register tile into a 2-D shared tile of its shape}}
   tile.write %v, %s : !tile.reg<64x32xf32>, !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<32xf32>, %s: !tile.smem<1x64xf32>) {
+  // expected-error @+1 {{or N elements into an unswizzled 1 x N one}}
+  tile.write %v, %s : !tile.reg<32xf32>, !tile.smem<1x64xf32>
   return
 }
 // -----

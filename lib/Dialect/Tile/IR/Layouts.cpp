@@ -110,12 +110,11 @@ BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,
                                                        int64_t maxLanes) {
   if (shape.size() != 2)
     return {};
-  int64_t v = std::max<int64_t>(1, 16 / elementBytes);
-  while (v > 1 && shape[1] % v)
-    v /= 2;
-  for (int64_t l = maxLanes; l >= 1; l /= 2)
-    if (shape[1] % (l * v) == 0 && shape[0] % (128 / l) == 0)
-      return BlockedLayoutAttr::get(ctx, v, l);
+  // The widest accesses that fit, then the most lanes per row.
+  for (int64_t v = std::max<int64_t>(1, 16 / elementBytes); v >= 1; v /= 2)
+    for (int64_t l = maxLanes; l >= 1; l /= 2)
+      if (shape[1] % (l * v) == 0 && shape[0] % (128 / l) == 0)
+        return BlockedLayoutAttr::get(ctx, v, l);
   return {};
 }
 

@@ -15,6 +15,7 @@ using namespace sparse_mla::tile;
 
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.cpp.inc"
 #include "sparse-mla/Dialect/Tile/IR/TileEnums.cpp.inc"
+#include "sparse-mla/Dialect/Tile/IR/TileInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "sparse-mla/Dialect/Tile/IR/TileAttrs.cpp.inc"
@@ -390,6 +391,59 @@ LogicalResult KernelOp::verifyRegions() {
 // Register tile ops
 //===----------------------------------------------------------------------===//
 
+LogicalResult sparse_mla::tile::OpTrait::verifySameLayoutTiles(Operation *op) {
+  Attribute seen;
+  auto check = [&](Type t) {
+    auto tile = dyn_cast<RegTileType>(t);
+    if (!tile || !tile.getLayout())
+      return true;
+    if (!seen)
+      seen = tile.getLayout();
+    return seen == tile.getLayout();
+  };
+  for (Type t : op->getOperandTypes())
+    if (!check(t))
+      return op->emitOpError("register tiles must share one layout");
+  for (Type t : op->getResultTypes())
+    if (!check(t))
+      return op->emitOpError("register tiles must share one layout");
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RegTileType>(getResult().getType());
+  if (getDim() >= type.getRank())
+    return emitOpError("dimension ") << getDim() << " of a rank-" << type.getRank() << " tile";
+  if (!type.getElementType().isSignlessInteger(32))
+    return emitOpError("coordinates are i32");
+  return success();
+}
+
+LogicalResult ScanOp::verify() {
+  auto type = cast<RegTileType>(getSource().getType());
+  if (type.getRank() != 2)
+    return emitOpError("scans the rows of a 2-D tile");
+  Type elt = type.getElementType();
+  if (!elt.isSignlessInteger(32) && !elt.isF32())
+    return emitOpError("scans i32 or f32 tiles");
+  if (type.getLayout() && !isa<BlockedLayoutAttr>(type.getLayout()))
+    return emitOpError("needs a #tile.blocked layout");
+  return success();
+}
+
+int64_t ScanOp::getScratchBytes() {
+  auto type = cast<RegTileType>(getSource().getType());
+  auto blocked = dyn_cast_if_present<BlockedLayoutAttr>(type.getLayout());
+  if (!blocked || blocked.getLanes() <= 32)
+    return 0;
+  // One total per run of a thread and per warp of its row.
+  FailureOr<ThreadElements> te = getThreadElements(blocked, type.getShape());
+  if (failed(te))
+    return 0;
+  int64_t runs = te->offsets.size() / te->vector;
+  return runs * (blocked.getLanes() / 32) * 4;
+}
+
 LogicalResult MapOp::verify() {
   auto resultType = cast<RegTileType>(getResult().getType());
   Block &body = getBody().front();
@@ -515,6 +569,68 @@ static LogicalResult verifyRowIndices(Operation *op, RegTileType rows,
   return success();
 }
 
+LogicalResult StoreRowsOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (value.getRank() != 2 || dest.getRank() != 2)
+    return emitOpError("stores a 2-D tile into a 2-D memref");
+  if (value.getElementType() != dest.getElementType())
+    return emitOpError("tile and memref element types differ");
+  unsigned rowDim = getTranspose() ? 1 : 0;
+  auto rows = cast<RegTileType>(getRows().getType());
+  if (failed(verifyRowIndices(*this, rows, getTileDim(value, rowDim))))
+    return failure();
+  // Each thread writes the rows it holds, so it must hold their indices.
+  if (value.getLayout() && rows.getLayout() &&
+      rows.getLayout() != SliceLayoutAttr::get(getContext(), 1 - rowDim, value.getLayout()))
+    return emitOpError("row indices must have layout ")
+           << SliceLayoutAttr::get(getContext(), 1 - rowDim, value.getLayout());
+  return success();
+}
+
+/// Checks an access by positions: i32 positions of the value's shape, and
+/// a memref or 2-D shared tile of the value's element type.
+static LogicalResult verifyPositions(Operation *op, Type memory, RegTileType value,
+                                     RegTileType positions) {
+  if (!positions.getElementType().isSignlessInteger(32))
+    return op->emitOpError("positions are i32");
+  if (!sameShape(positions, value))
+    return op->emitOpError("positions and values differ in shape");
+  auto elt = cast<ShapedType>(memory).getElementType();
+  if (elt != value.getElementType())
+    return op->emitOpError("element types differ: ")
+           << elt << " in memory, " << value.getElementType() << " in the tile";
+  if (auto smem = dyn_cast<SmemTileType>(memory); smem && smem.getRank() != 2)
+    return op->emitOpError("accesses a 2-D shared tile, not a ring");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto result = cast<RegTileType>(getResult().getType());
+  if (getPad() && getPad().getType() != result.getElementType())
+    return emitOpError("pad value must have the tile element type");
+  return verifyPositions(*this, getSource().getType(), result,
+                         cast<RegTileType>(getPositions().getType()));
+}
+
+LogicalResult ScatterOp::verify() {
+  return verifyPositions(*this, getDest().getType(),
+                         cast<RegTileType>(getValue().getType()),
+                         cast<RegTileType>(getPositions().getType()));
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  if (failed(verifyPositions(*this, getDest().getType(), value,
+                             cast<RegTileType>(getPositions().getType()))))
+    return failure();
+  Type elt = value.getElementType();
+  bool ok = elt.isSignlessInteger(32) || (elt.isF32() && getKind() == AtomicKind::add);
+  if (!ok)
+    return emitOpError("'") << stringifyAtomicKind(getKind()) << "' is not supported on " << elt;
+  return success();
+}
+
 bool SplatOp::isPositiveZero() {
   auto cst = getValue().getDefiningOp<arith::ConstantOp>();
   auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
@@ -590,11 +706,24 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
+/// Whether a register tile of `reg` moves whole to or from a shared tile of
+/// `smem`: both 2-D of one shape, or 1-D of N elements and 1 x N.
+static bool sameSharedShape(SmemTileType smem, RegTileType reg) {
+  if (smem.getRank() != 2)
+    return false;
+  if (reg.getRank() == 1)
+    return getTileDim(smem, 0) == TileDim{1, {}} &&
+           getTileDim(smem, 1) == getTileDim(reg, 0) &&
+           !(smem.getSharedLayout() && smem.getSharedLayout().getSwizzle());
+  return sameShape(smem, reg);
+}
+
 LogicalResult ReadOp::verify() {
   auto src = cast<SmemTileType>(getSource().getType());
   auto res = cast<RegTileType>(getResult().getType());
-  if (src.getRank() != 2 || !sameShape(src, res))
-    return emitOpError("reads a 2-D shared tile into a register tile of the same shape");
+  if (!sameSharedShape(src, res))
+    return emitOpError("reads a 2-D shared tile into a register tile of its "
+                       "shape, or an unswizzled 1 x N one into N elements");
   if (src.getElementType() != res.getElementType())
     return emitOpError("source and result element types differ");
   return success();
@@ -603,8 +732,9 @@ LogicalResult ReadOp::verify() {
 LogicalResult WriteOp::verify() {
   auto val = cast<RegTileType>(getValue().getType());
   auto dst = cast<SmemTileType>(getDest().getType());
-  if (dst.getRank() != 2 || !sameShape(dst, val))
-    return emitOpError("writes a register tile into a 2-D shared tile of the same shape");
+  if (!sameSharedShape(dst, val))
+    return emitOpError("writes a register tile into a 2-D shared tile of its "
+                       "shape, or N elements into an unswizzled 1 x N one");
   Type from = val.getElementType(), to = dst.getElementType();
   if (from != to && !(from.isF32() && (to.isBF16() || to.isF16())))
     return emitOpError("can only convert f32 to bf16 or f16 on the way, not ")

@@ -3,6 +3,8 @@
 // Every shared tile lives for the whole kernel, so offsets are a running sum.
 // Each stage of a tile starts on a 1024-byte boundary: the largest swizzle
 // pattern (128 B x 8 rows) must line up with the hardware's address bits.
+// Scratch of ops that exchange values between warps comes last: for each
+// such op, one region per warpgroup (warpgroup w's at offset + w * bytes).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
@@ -29,6 +31,12 @@ struct TileAllocateSharedPass
     kernel.walk([&](AllocOp alloc) {
       alloc.setOffsetAttr(b.getI64IntegerAttr(total));
       total += getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
+    });
+    kernel.walk([&](ScratchOpInterface op) {
+      if (int64_t bytes = op.getScratchBytes()) {
+        op.setScratchOffset(total);
+        total += llvm::alignTo(bytes * kernel.getWarpgroups(), 16);
+      }
     });
     if (total > limit) {
       kernel.emitOpError("needs ")

@@ -2,8 +2,9 @@
 //
 // Register layouts are found by constraint propagation: a few ops fix the
 // layout of their tiles (GEMM accumulators, gather indices), the others tie
-// layouts together (maps, loops: equal; reductions, broadcasts, scatter
-// indices: slice of). Cheap producers demanded in two layouts are cloned,
+// layouts together (ops whose tiles share a layout, loops: equal;
+// reductions, broadcasts, the row indices of row scatters and stores: slice
+// of). Cheap producers demanded in two layouts are cloned,
 // with the side-effect-free chains (maps, broadcasts) that lead to them.
 // Whatever is left free gets the coalesced layout of its shape.
 //
@@ -31,8 +32,12 @@ static RegTileType regType(Value v) { return dyn_cast<RegTileType>(v.getType());
 static Attribute defaultLayout(RegTileType type) {
   MLIRContext *ctx = type.getContext();
   unsigned bytes = getElementBytes(type.getElementType());
-  if (type.getRank() == 2)
-    return getCoalescedLayout(ctx, type.getShape(), bytes);
+  if (type.getRank() == 2) {
+    // Rows within a warp first; a single row spreads over the warpgroup.
+    if (BlockedLayoutAttr l = getCoalescedLayout(ctx, type.getShape(), bytes))
+      return l;
+    return getCoalescedLayout(ctx, type.getShape(), bytes, /*maxLanes=*/128);
+  }
   // A vector: spread over the lanes of each warp, replicated across rows.
   int64_t n = type.getShape()[0], lanes = 1;
   while (lanes < 32 && n % (lanes * 2) == 0)
@@ -73,7 +78,7 @@ struct LayoutSolver {
 
   void conflict(Value v, Attribute l, OpOperand *use) {
     Operation *def = v.getDefiningOp();
-    if (use && def && isa<LoadOp, SplatOp, ReadOp, MapOp, BroadcastOp>(def)) {
+    if (use && def && isa<LoadOp, SplatOp, ReadOp, MapOp, BroadcastOp, IotaOp, GatherOp>(def)) {
       OpBuilder b(use->getOwner());
       Operation *clone = b.clone(*def);
       use->set(clone->getResult(0));
@@ -107,9 +112,8 @@ struct LayoutSolver {
     MLIRContext *ctx = l.getContext();
     // Ties through the producer.
     if (Operation *def = v.getDefiningOp()) {
-      if (auto map = dyn_cast<MapOp>(def))
-        for (OpOperand &in : map->getOpOperands())
-          demand(in.get(), l, &in);
+      if (def->hasTrait<sparse_mla::tile::OpTrait::SameLayoutTiles>())
+        tieAll(def, l);
       else if (auto red = dyn_cast<ReduceOp>(def))
         demand(red.getSource(), parentOf(l, red.getDim()),
                &red.getSourceMutable());
@@ -130,10 +134,14 @@ struct LayoutSolver {
     // Ties through the users.
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (auto map = dyn_cast<MapOp>(user)) {
-        demand(map.getResult(), l, nullptr);
-        for (OpOperand &in : map->getOpOperands())
-          demand(in.get(), l, &in);
+      if (user->hasTrait<sparse_mla::tile::OpTrait::SameLayoutTiles>()) {
+        // An op whose tiles have a layout already keeps it: this operand is
+        // then demanded in it (a cheap producer is cloned).
+        Attribute own = ownLayout(user, &use);
+        if (own && own != l)
+          demand(use.get(), own, &use);
+        else
+          tieAll(user, l);
       } else if (auto red = dyn_cast<ReduceOp>(user)) {
         demand(red.getResult(), SliceLayoutAttr::get(ctx, red.getDim(), l),
                nullptr);
@@ -143,6 +151,11 @@ struct LayoutSolver {
         if (use.getOperandNumber() == 0)
           demand(sc.getRows(), SliceLayoutAttr::get(ctx, 1, l),
                  &sc.getRowsMutable());
+      } else if (auto st = dyn_cast<StoreRowsOp>(user)) {
+        // Rows of the value (its columns when transposed).
+        if (use.getOperandNumber() == 0)
+          demand(st.getRows(), SliceLayoutAttr::get(ctx, st.getTranspose() ? 0 : 1, l),
+                 &st.getRowsMutable());
       } else if (auto yield = dyn_cast<scf::YieldOp>(user)) {
         if (isa<scf::ForOp>(yield->getParentOp()))
           tieLoop(yield->getParentOp(), use.getOperandNumber(), l);
@@ -157,6 +170,27 @@ struct LayoutSolver {
           tieLoop(user, use.getOperandNumber() - 3, l);
       }
     }
+  }
+
+  /// The layout of a tile of `op` other than the one `except` uses, if any.
+  Attribute ownLayout(Operation *op, OpOperand *except) {
+    for (OpOperand &in : op->getOpOperands())
+      if (&in != except && regType(in.get()))
+        if (Attribute l = layoutOf(in.get()))
+          return l;
+    for (Value r : op->getResults())
+      if (regType(r))
+        if (Attribute l = layoutOf(r))
+          return l;
+    return {};
+  }
+
+  /// Ties the register tiles of an op whose tiles share one layout.
+  void tieAll(Operation *op, Attribute l) {
+    for (OpOperand &in : op->getOpOperands())
+      demand(in.get(), l, &in);
+    for (Value r : op->getResults())
+      demand(r, l, nullptr);
   }
 
   /// Ties iter_arg `i` of a loop: init, region argument, yielded value, result.

@@ -50,9 +50,9 @@ BaseTerm getReplicaTerm(SliceLayoutAttr slice);
 llvm::FailureOr<llvm::SmallVector<unsigned>>
 getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
 
-/// The blocked layout for 16-byte accesses to a 2-D tile of `shape` with
-/// `elementBytes`-byte elements, at most `maxLanes` threads per row, or null
-/// if none fits.
+/// The blocked layout for the widest accesses (up to 16 bytes) to a 2-D
+/// tile of `shape` with `elementBytes`-byte elements, at most `maxLanes`
+/// threads per row, or null if none fits.
 BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
                                      llvm::ArrayRef<int64_t> shape,
                                      unsigned elementBytes,

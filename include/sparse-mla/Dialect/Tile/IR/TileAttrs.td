@@ -71,6 +71,13 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "row reduction", [
 }
 def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce_kind">;
 
+def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "atomic combination", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"bitwise_or", 1, "or">, I32EnumAttrCase<"max", 2>]> {
+  let cppNamespace = "::sparse_mla::tile";
+  let genSpecializedAttr = 0;
+}
+def Tile_AtomicKindAttr : EnumAttr<Tile_Dialect, Tile_AtomicKind, "atomic_kind">;
+
 def Tile_Dim : I32EnumAttr<"Dim", "grid dimension", [
     I32EnumAttrCase<"x", 0>, I32EnumAttrCase<"y", 1>, I32EnumAttrCase<"z", 2>]> {
   let cppNamespace = "::sparse_mla::tile";

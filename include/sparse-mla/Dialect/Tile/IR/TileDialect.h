@@ -22,6 +22,23 @@
 #define GET_TYPEDEF_CLASSES
 #include "sparse-mla/Dialect/Tile/IR/TileTypes.h.inc"
 
+namespace sparse_mla::tile::OpTrait {
+/// The register-tile operands and results of the op share one layout.
+template <typename ConcreteType>
+class SameLayoutTiles
+    : public mlir::OpTrait::TraitBase<ConcreteType, SameLayoutTiles> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op);
+};
+mlir::LogicalResult verifySameLayoutTiles(mlir::Operation *op);
+template <typename ConcreteType>
+mlir::LogicalResult SameLayoutTiles<ConcreteType>::verifyTrait(mlir::Operation *op) {
+  return verifySameLayoutTiles(op);
+}
+} // namespace sparse_mla::tile::OpTrait
+
+#include "sparse-mla/Dialect/Tile/IR/TileInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "sparse-mla/Dialect/Tile/IR/TileOps.h.inc"
 

@@ -3,6 +3,7 @@
 #define SPARSE_MLA_TILE_OPS
 
 include "sparse-mla/Dialect/Tile/IR/TileTypes.td"
+include "sparse-mla/Dialect/Tile/IR/TileInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -18,6 +19,7 @@ def Tile_Token : Type<CPred<"::llvm::isa<::sparse_mla::tile::TokenType>($_self)"
   let builderCall = "::sparse_mla::tile::TokenType::get($_builder.getContext())";
 }
 def Tile_RegOrSmemTile : AnyTypeOf<[Tile_RegTile, Tile_SmemTile]>;
+def Tile_MemRefOrSmemTile : AnyTypeOf<[AnyMemRef, Tile_SmemTile]>;
 
 //===----------------------------------------------------------------------===//
 // Kernels and launch geometry
@@ -122,7 +124,8 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure,
   }];
 }
 
-def Tile_MapOp : Tile_Op<"map", [Pure, SingleBlockImplicitTerminator<"YieldOp">]> {
+def Tile_MapOp : Tile_Op<"map", [Pure, Tile_SameLayoutTiles,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "Elementwise function of register tiles of one shape";
   let description = [{
     Applies the scalar body to corresponding elements of all operands. The
@@ -156,6 +159,23 @@ def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
   let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
 }
 
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "A tile whose elements are their coordinate along one dimension";
+  let description = [{
+    Element `(r, c)` of a 2-D result is `c` along dimension 1 and `r` along
+    dimension 0; element `i` of a 1-D result is `i`. The positions of
+    gathers and scatters are computed from it.
+
+    ```mlir
+    %c = tile.iota along 1 : !tile.reg<1x1024xi32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "`along` $dim attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let summary = "Repeats a 1-D tile along a new dimension";
   let description = [{
@@ -177,6 +197,27 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = "$kind $source `along` $dim attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Tile_ScanOp : Tile_Op<"scan", [Tile_SameLayoutTiles,
+    AllTypesMatch<["source", "result"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>]> {
+  let summary = "Inclusive prefix sum (or maximum) along the rows of a 2-D tile";
+  let description = [{
+    Element `(r, c)` of the result combines elements `(r, 0 .. c)` of the
+    source. The threads of a warpgroup that share a row combine their parts
+    with shuffles and, when a row spans several warps, through shared
+    scratch (`tile-allocate-shared` places it); so every thread of the
+    warpgroup must reach the op. Needs a `#tile.blocked` layout.
+
+    ```mlir
+    %first = tile.scan add %counts : !tile.reg<1x1024xi32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_RegTile:$source);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$kind $source attr-dict `:` qualified(type($source))";
   let hasVerifier = 1;
 }
 
@@ -257,6 +298,105 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
   let hasVerifier = 1;
 }
 
+def Tile_StoreRowsOp : Tile_Op<"store_rows", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores the rows of a tile into rows of a matrix picked by index";
+  let description = [{
+    Row `r` of the 2-D tile goes to `dest[rows[r], column .. column + N)`;
+    with `transpose`, column `j` goes to `dest[rows[j], column .. column +
+    M)`, as when a GEMM computed the transpose of the result. A negative
+    index writes nothing. Of threads that hold the same element, one writes
+    it. The rows are computed like those of `tile.gather_rows`: a tile of
+    (token, head) columns writes each to its own row of dq.
+  }];
+  let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest, Tile_RegTile:$rows,
+                       Index:$column, UnitAttr:$transpose);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $rows `,` $column `]` attr-dict `:`
+    qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elements by position: gathers, scatters and atomics
+//===----------------------------------------------------------------------===//
+//
+// The position of an element of a memref (identity layout) or of a shared
+// tile is its row-major linear index, an i32 (below 2^31). A negative
+// position reads and writes nothing. Threads that hold the same element of
+// a sliced tile access it once.
+
+def Tile_GatherOp : Tile_Op<"gather", [Tile_SameLayoutTiles,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "Reads the elements of a tensor or shared tile at given positions";
+  let description = [{
+    Element `i` of the result is the element at position `positions[i]` of
+    `source`. With `pad`, a negative position reads nothing and gives `pad`;
+    without, every position must be one of `source` (no check is made: the
+    cheapest form, for positions that are valid by construction).
+
+    ```mlir
+    %lse_cols = tile.gather %lse[%cols] pad %inf
+        : memref<?x?xf32>, !tile.reg<32xi32>, f32 -> !tile.reg<32xf32>
+    ```
+  }];
+  let arguments = (ins Tile_MemRefOrSmemTile:$source, Tile_RegTile:$positions,
+                       Optional<AnyType>:$pad);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = [{
+    $source `[` $positions `]` (`pad` $pad^)? attr-dict `:` qualified(type($source)) `,`
+    qualified(type($positions)) (`,` type($pad)^)? `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ScatterOp : Tile_Op<"scatter", [Tile_SameLayoutTiles,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "Writes the elements of a tile to given positions of a tensor or shared tile";
+  let description = [{
+    Element `i` of `value` goes to position `positions[i]` of `dest`;
+    nothing is written where the position is negative. Where elements go to
+    one position, one of them lands there.
+
+    ```mlir
+    tile.scatter %keys, %out[%slots] : !tile.reg<1x1024xi32>, memref<?x?xi32>, !tile.reg<1x1024xi32>
+    ```
+  }];
+  let arguments = (ins Tile_RegTile:$value, Tile_MemRefOrSmemTile:$dest,
+                       Tile_RegTile:$positions);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $positions `]` attr-dict `:` qualified(type($value)) `,`
+    qualified(type($dest)) `,` qualified(type($positions))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [Tile_SameLayoutTiles,
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "Atomically combines the elements of a tile into given positions";
+  let description = [{
+    For each element `i`, atomically replaces the element at position
+    `positions[i]` of `dest` by `kind(old, value[i])` and returns `old`;
+    where the position is negative nothing is read or written and the result
+    is 0. `add` and `max` on i32, `or` on i32, `add` on f32. Shared-memory
+    atomics are the building block of sets and counters in a CTA.
+
+    ```mlir
+    %old = tile.atomic_rmw or %bits[%entry], %token_bit
+        : !tile.reg<1x1024xi32>, !tile.smem<1x8192xi32>, !tile.reg<1x1024xi32>
+    ```
+  }];
+  let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_RegTile:$value,
+                       Tile_MemRefOrSmemTile:$dest, Tile_RegTile:$positions);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = [{
+    $kind $value `,` $dest `[` $positions `]` attr-dict `:` qualified(type($value)) `,`
+    qualified(type($dest)) `,` qualified(type($positions))
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shared memory
 //===----------------------------------------------------------------------===//
@@ -290,6 +430,12 @@ def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
 
 def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
   let summary = "Loads a shared-memory tile into registers";
+  let description = [{
+    A 2-D shared tile into a register tile of its shape, or a `1 x N`
+    shared tile (a table of values per column, say) into a 1-D register
+    tile of `N` elements. Each thread reads its runs at its base address
+    plus constants.
+  }];
   let arguments = (ins Tile_SmemTile:$source);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
@@ -299,10 +445,11 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
 def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
   let summary = "Stores a register tile into a shared-memory tile";
   let description = [{
-    Element types may differ only as f32 -> bf16/f16 (rounded to nearest
-    even), the usual step before a tile becomes a GEMM operand. The writes
-    are visible to other threads and to the tensor cores after the next
-    `tile.barrier`.
+    A register tile into a 2-D shared tile of its shape, or a 1-D register
+    tile of `N` elements into a `1 x N` shared tile. Element types may
+    differ only as f32 -> bf16/f16 (rounded to nearest even), the usual
+    step before a tile becomes a GEMM operand. The writes are visible to
+    other threads and to the tensor cores after the next `tile.barrier`.
   }];
   let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest);
   let assemblyFormat = "$value `,` $dest attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
@@ -335,9 +482,13 @@ def Tile_GatherRowsOp : Tile_Op<"gather_rows", []> {
     memory, so invalid slots (-1 padding, masked keys) cost no traffic and
     never read out of bounds. The copy is complete once its token has been
     waited for.
+
+    The warpgroups of the CTA share the work of one gather into a tile of
+    the CTA (`rows` must be the same in all of them). With `per_warpgroup`,
+    each warpgroup gathers on its own into its own tile, by its own rows.
   }];
   let arguments = (ins AnyMemRef:$source, Tile_RegTile:$rows, Index:$column,
-                       Tile_SmemTile:$dest);
+                       Tile_SmemTile:$dest, UnitAttr:$per_warpgroup);
   let results = (outs Tile_Token:$token);
   let assemblyFormat = [{
     $source `[` $rows `,` $column `]` `into` $dest attr-dict `:`

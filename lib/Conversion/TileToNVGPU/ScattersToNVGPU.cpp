@@ -1,0 +1,200 @@
+//===- ScattersToNVGPU.cpp - Row scatter-adds to red and bulk reductions --===//
+//
+// Rows of f32 are added into global memory with red.global.add (16-byte
+// vectors where a thread holds four contiguous columns), or staged in shared
+// memory and added by the TMA (cp.reduce.async.bulk) while the threads go on.
+//
+//===----------------------------------------------------------------------===//
+#include "Utils.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+/// Emits `red.global.add` of `values` (f32) at `ptr`, widest vectors first
+/// (v4 moves 16 bytes per instruction).
+static void emitReductions(OpBuilder &b, Location loc, Value ptr,
+                           ArrayRef<Value> values) {
+  for (unsigned done = 0; done < values.size();) {
+    unsigned left = values.size() - done;
+    unsigned n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    SmallVector<Value> operands{
+        done ? LLVM::GEPOp::create(b, loc, ptr.getType(), b.getF32Type(), ptr,
+                                   ArrayRef<LLVM::GEPArg>{(int32_t)done})
+                   .getResult()
+             : ptr};
+    std::string asmStr = n == 1 ? "red.relaxed.gpu.global.add.f32 [$0], $1;"
+                                : "red.relaxed.gpu.global.add.v" +
+                                      std::to_string(n) + ".f32 [$0], {";
+    std::string constraints = "l";
+    for (unsigned k = 0; k < n; ++k) {
+      operands.push_back(values[done + k]);
+      constraints += ",f";
+      if (n > 1)
+        asmStr += "$" + std::to_string(k + 1) + (k + 1 < n ? ", " : "");
+    }
+    if (n > 1)
+      asmStr += "};";
+    emitPtx(b, loc, operands, asmStr, constraints);
+    done += n;
+  }
+}
+
+struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  /// Through a staging tile: the warpgroup writes the value there, and the
+  /// thread holding each row's index has the TMA add the row.
+  LogicalResult lowerStaged(ScatterAddRowsOp op, OpAdaptor adaptor,
+                            ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getValue().getType());
+    auto rowsType = cast<RegTileType>(op.getRows().getType());
+    auto stage = cast<SmemTileType>(op.getStaging().getType());
+    SharedLayoutAttr layout = stage.getSharedLayout();
+    if (!layout || layout.getSwizzle())
+      return op.emitOpError("staging needs an unswizzled #tile.shared layout");
+    // The warpgroup's earlier reductions have read the tile: it may be
+    // written again.
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, 0, rewriter.getUnitAttr());
+    warpgroupBarrier(rewriter, loc);
+    writeRunsToShared(rewriter, loc, adaptor.getValue(), type, adaptor.getStaging(), stage);
+    // Written by the threads, read by the async proxy.
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(getContext(), NVVM::SharedSpace::shared_cta));
+    warpgroupBarrier(rewriter, loc);
+
+    ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    Value owner = ownerPredicate(rewriter, loc, rowsType.getLayout());
+    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
+    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value column = toI64(rewriter, loc, adaptor.getColumn());
+    Value bytes = i32Const(rewriter, loc, type.getShape()[1] * 4);
+    for (Run &run : runsOf(rewriter, loc, rowsType.getLayout(), rowsTe)) {
+      for (unsigned k = 0; k < rowsTe.vector; ++k) {
+        Value row = vector::ExtractOp::create(rewriter, loc, adaptor.getRows(), run.first + k);
+        Value r = arith::AddIOp::create(rewriter, loc, run.coords[0], i32Const(rewriter, loc, k));
+        Value valid = andOpt(rewriter, loc, owner,
+                             arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                                   row, i32Const(rewriter, loc, 0)));
+        ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
+          Value linear = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, row), pitch), column);
+          Value dst = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(), base,
+                                          ValueRange{linear});
+          Value src = bytePointer(
+              b, loc, adaptor.getStaging(),
+              arith::MulIOp::create(b, loc, r, i32Const(b, loc, layout.getPitch())));
+          emitPtx(b, loc, {dst, src, bytes},
+                  "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;",
+                  "l,r,r");
+        });
+      }
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// Contiguous values a thread adds into one row.
+  struct RowRun {
+    Value row;                 // index into dest's rows (i32, < 0: skip)
+    Value col;                 // column within the tile (i32)
+    SmallVector<Value, 4> values;
+  };
+
+  LogicalResult
+  matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getStaging())
+      return lowerStaged(op, adaptor, rewriter);
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getValue().getType());
+    auto rowsType = cast<RegTileType>(op.getRows().getType());
+    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+    ThreadElements rowsTe =
+        *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    Value value = adaptor.getValue();
+    auto element = [&](int64_t i) -> Value {
+      return vector::ExtractOp::create(rewriter, loc, value, i);
+    };
+    auto rowOf = [&](const Run &run) -> Value {
+      return vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
+                                       slicePosition(rowsTe, run.offsets[0]));
+    };
+    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
+    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value column = toI32(rewriter, loc, adaptor.getColumn());
+    // Each run is added as soon as it is formed, so few values are live.
+    auto add = [&](const RowRun &r) {
+      Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                          r.row, i32Const(rewriter, loc, 0));
+      Value linear = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, r.row), pitch),
+          toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, r.col)));
+      ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
+        Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(),
+                                        base, ValueRange{linear});
+        emitReductions(b, loc, ptr, r.values);
+      });
+    };
+    SmallVector<Run> runs = runsOf(rewriter, loc, type.getLayout(), te);
+    if (isa<MmaLayoutAttr>(type.getLayout())) {
+      // An mma thread holds pairs of columns in rows r and r + 8; its lane
+      // neighbour (lane ^ 1) the next pair of the same rows. One exchange
+      // gives the even lane four columns of row r and the odd lane four of
+      // row r + 8, so every reduction is a 16-byte v4.
+      Value tid = threadInWarpgroup(rewriter, loc);
+      Value odd = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 1)),
+          i32Const(rewriter, loc, 0));
+      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
+        return arith::SelectOp::create(rewriter, loc, odd, ifOdd, ifEven);
+      };
+      // The odd lane's four columns start two before its own pair.
+      Value colBase = arith::SubIOp::create(
+          rewriter, loc, runs.front().base[1],
+          pick(i32Const(rewriter, loc, 2), i32Const(rewriter, loc, 0)));
+      Value width = i32Const(rewriter, loc, 32), one = i32Const(rewriter, loc, 1);
+      // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
+      for (size_t p = 0; p + 1 < runs.size(); p += 2) {
+        const Run &top = runs[p], &bottom = runs[p + 1];
+        assert(bottom.offsets[0] == top.offsets[0] + 8 &&
+               bottom.offsets[1] == top.offsets[1] && "mma runs come in row pairs");
+        Value t0 = element(top.first), t1 = element(top.first + 1);
+        Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
+        SmallVector<Value, 2> got;
+        for (auto [ifOdd, ifEven] : {std::pair{t0, b0}, std::pair{t1, b1}})
+          got.push_back(gpu::ShuffleOp::create(rewriter, loc, pick(ifOdd, ifEven),
+                                               one, width, gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+        Value col = arith::AddIOp::create(rewriter, loc, colBase,
+                                          i32Const(rewriter, loc, top.offsets[1]));
+        add({pick(rowOf(bottom), rowOf(top)), col,
+             {pick(got[0], t0), pick(got[1], t1), pick(b0, got[0]),
+              pick(b1, got[1])}});
+      }
+    } else {
+      for (Run &run : runs) {
+        RowRun r{rowOf(run), run.coords[1], {}};
+        for (unsigned k = 0; k < te.vector; ++k)
+          r.values.push_back(element(run.first + k));
+        add(r);
+      }
+    }
+
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void sparse_mla::tile::populateScattersToNVGPUPatterns(
+    TileTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ScatterAddRowsLowering>(converter, patterns.getContext());
+}
