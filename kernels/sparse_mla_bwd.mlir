@@ -1,117 +1,205 @@
 // The sparse-MLA backward (DESIGN.md section 2), main kernel.
 //
-// One CTA per (query token, kv group, block of up to 64 heads), two
-// warpgroups. The keys are the M dimension of every GEMM (wgmma M is 64 per
-// warpgroup; a token has few heads), so the kernel computes transposes:
-//   for each block of 64 slots j of the token's topk indices
-//   (blocks with no valid slot are skipped):
-//     K     = kv rows gathered by index (invalid slots: zero rows, no read)
+// One CTA per (tile of T adjacent query tokens, kv group, block of up to 64
+// (token, head) columns), two warpgroups. It works over its tile's slots:
+// with T = 1 the token's topk indices; with T > 1 the union of its tokens'
+// keys (kernels/sparse_mla_union.mlir), each slot with the bits of the
+// tokens that picked it, so a key the tokens share is gathered once and its
+// dKV, summed over all their columns, scattered once.
+// The slots are the M dimension of every GEMM (wgmma M is 64 per warpgroup;
+// a tile has few columns), so the kernel computes transposes:
+//   for each block of 64 slots j (blocks with no valid slot are skipped):
+//     K     = kv rows gathered by key (invalid slots: zero rows, no read)
 //     S^T   = K Q^T,  dP^T = V dO^T               (V = first D columns of K)
-//     P^T   = exp2(S^T * scale * log2e - lse2)    (0 for invalid slots)
+//     P^T   = exp2(S^T * scale * log2e - lse2)    where column c's token
+//             picked slot j, else 0
 //     dS^T  = P^T (dP^T - Delta) * sm_scale
-//     dQ^T += K^T dS^T                            (fp32 registers, all of topk)
+//     dQ^T += K^T dS^T                            (fp32 registers, all slots)
 //     dKV[rows] += dS^T Q + P^T dO                (red.global.add into fp32)
-// Warpgroup w owns half of the heads: its S^T, dP^T, P^T, dS^T and dQ^T.
+// Warpgroup w owns half of the columns: its S^T, dP^T, P^T, dS^T and dQ^T.
 // dKV is computed 64 columns at a time, the chunks alternating between the
 // warpgroups (tile-split-d). The gather of the next block overlaps the
 // current one (tile-pipeline-loops).
 //
-// The kernel is generic over three shape parameters: {hw} heads per
-// warpgroup (2 * hw per CTA), {d} = D and {dqk} = D + D_tail. tile-specialize
-// compiles one kernel per entry of `variants` below.
+// The kernel is generic over four shape parameters: {hw} columns per
+// warpgroup, {hp} = 2 * hw per CTA, {d} = D and {dqk} = D + D_tail.
+// tile-specialize compiles one kernel per entry of `variants` below.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
 !v_block = !tile.smem<64x{d}xbf16>        // their V part
-!q_heads = !tile.smem<2x{hw}x{dqk}xbf16>  // Q of each warpgroup's heads
-!do_heads = !tile.smem<2x{hw}x{d}xbf16>   // dO of each warpgroup's heads
+!q_cols = !tile.smem<2x{hw}x{dqk}xbf16>   // Q of each warpgroup's columns
+!do_cols = !tile.smem<2x{hw}x{d}xbf16>    // dO of each warpgroup's columns
 !q_wg = !tile.smem<{hw}x{dqk}xbf16>
 !do_wg = !tile.smem<{hw}x{d}xbf16>
 !probs_both = !tile.smem<2x64x{hw}xbf16>  // P^T or dS^T of both warpgroups
 !probs = !tile.smem<64x{hw}xbf16>         // P^T or dS^T of one warpgroup
-!scores = !tile.reg<64x{hw}xf32>          // keys x warpgroup heads
-!slot_mask = !tile.reg<64x{hw}xi32>
-!head_vec = !tile.reg<{hw}xf32>
+!scores = !tile.reg<64x{hw}xf32>          // slots x warpgroup columns
+!slot_words = !tile.reg<64x{hw}xi32>
+!slots = !tile.reg<64xi32>
+!col_vec = !tile.reg<{hw}xf32>
+!col_idx = !tile.reg<{hw}xi32>
+!col_f32 = !tile.smem<2x{hp}xf32>         // per CTA column: lse2, Delta
+!col_i32 = !tile.smem<2x{hp}xi32>         // per CTA column: q row, token
+!col_f_wg = !tile.smem<1x{hw}xf32>        // a row of the table, for a warpgroup
+!col_i_wg = !tile.smem<1x{hw}xi32>
 !dkv_rows = !tile.reg<64x{dqk}xf32>       // dKV of the gathered rows
 !dkv_v_rows = !tile.reg<64x{d}xf32>       // their V part
-!dq_acc = !tile.reg<{dqk}x{hw}xf32>       // dQ^T of the warpgroup's heads
+!dq_acc = !tile.reg<{dqk}x{hw}xf32>       // dQ^T of the warpgroup's columns
 !dq_out = !tile.reg<{dqk}x{hw}xbf16>
 
 tile.kernel @sparse_mla_bwd(
-    %q: memref<?x?x?xbf16>,        // [T, H, D + D_tail], T = B * S tokens
+    %q: memref<?x?xbf16>,          // [B * S * H, D + D_tail], row (token, head)
     %kv: memref<?x?xbf16>,         // [B * Skv * G, D + D_tail], row (b, key, g)
-    %do: memref<?x?x?xbf16>,       // [T, H, D]
-    %indices: memref<?x?x?xi32>,   // [T, G, topk]
-    %lse: memref<?x?xf32>,         // [T, H]
-    %delta: memref<?x?xf32>,       // [T, H], rowsum(O * dO) (preprocess)
-    %dq: memref<?x?x?xbf16>,       // [T, H, D + D_tail]
+    %do: memref<?x?xbf16>,         // [B * S * H, D]
+    %keys: memref<?x?xi32>,        // [tiles * G, W]: the keys of each (tile, group)
+    %bits: memref<?x?xi32>,        // [tiles * G, W] their tokens' bits, or [.., 0]: all
+    %counts: memref<?xi32>,        // [tiles * G] slots in use, or empty: all W
+    %lse: memref<?x?xf32>,         // [B * S, H]
+    %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
+    %dq: memref<?x?xbf16>,         // like q
     %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed (postprocess -> bf16)
     %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
+    %tile_tokens: index,           // T: 1, or T * heads_per_group <= 2 * hw
+    %first_tile: index,            // the tile of block x = 0
     %causal: i32,
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
     %sm_scale: f32) warpgroups(2)
-    variants([{hw = 16, d = 512, dqk = 576}, {hw = 16, d = 512, dqk = 512},
-              {hw = 32, d = 512, dqk = 576}, {hw = 32, d = 512, dqk = 512}]) {
+    variants([{hw = 16, hp = 32, d = 512, dqk = 576}, {hw = 16, hp = 32, d = 512, dqk = 512},
+              {hw = 32, hp = 64, d = 512, dqk = 576}, {hw = 32, hp = 64, d = 512, dqk = 512}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
   %c64 = arith.constant 64 : index
-  %hw = tile.param "hw" : index  // heads per warpgroup
-  %hp = arith.muli %hw, %c2 : index  // heads per CTA
+  %hw = tile.param "hw" : index  // columns per warpgroup
+  %hp = tile.param "hp" : index  // columns per CTA
   %zero = arith.constant 0.0 : f32
   %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant -1 : i32
   %zero_i32 = arith.constant 0 : i32
-  %true = arith.constant true
-  %dqk = memref.dim %q, %c2 : memref<?x?x?xbf16>
-  %topk = memref.dim %indices, %c2 : memref<?x?x?xi32>
+  %one_i32 = arith.constant 1 : i32
+  %dqk = memref.dim %q, %c1 : memref<?x?xbf16>
+  %width = memref.dim %keys, %c1 : memref<?x?xi32>
+  %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
+  %num_counts = memref.dim %counts, %c0 : memref<?xi32>
 
-  // This CTA's token (b, s), kv group g and heads [h0, min(h0 + hp, h_end)).
-  %t = tile.block_id x
+  // This CTA's tokens [s0, s0 + tn) of batch row b, kv group g, and block hb
+  // of cpt columns per token.
+  %local = tile.block_id x
   %by = tile.block_id y
+  %cpt = arith.minui %heads_per_group, %hp : index
   %head_blocks = arith.ceildivui %heads_per_group, %hp : index
   %g = arith.divui %by, %head_blocks : index
   %hb = arith.remui %by, %head_blocks : index
-  %s = arith.remui %t, %seq_len : index
-  %b = arith.divui %t, %seq_len : index
-  %h_first = arith.muli %g, %heads_per_group : index
-  %h_end = arith.addi %h_first, %heads_per_group : index
+  %tile = arith.addi %local, %first_tile : index
+  %tiles_per_row = arith.ceildivui %seq_len, %tile_tokens : index
+  %b = arith.divui %tile, %tiles_per_row : index
+  %in_row = arith.remui %tile, %tiles_per_row : index
+  %s0 = arith.muli %in_row, %tile_tokens : index
+  %left = arith.subi %seq_len, %s0 : index
+  %tn = arith.minui %tile_tokens, %left : index
+  %row_start = arith.muli %b, %seq_len : index
+  %t0 = arith.addi %row_start, %s0 : index
+  %slot_row = arith.muli %local, %groups : index
+  %krow = arith.addi %slot_row, %g : index
+  %counted = arith.cmpi ugt, %num_counts, %c0 : index
+  %n = scf.if %counted -> (index) {
+    %cnt = memref.load %counts[%krow] : memref<?xi32>
+    %cnt_idx = arith.index_cast %cnt : i32 to index
+    scf.yield %cnt_idx : index
+  } else {
+    scf.yield %width : index
+  }
+
+  // Column c of warpgroup w is number c' = w * hw + c of the CTA: token
+  // t0 + c' / cpt, head h0 + c' % cpt. Its row of q, do, lse, delta and dq
+  // (-1 for a padding column) and its token go to shared tables, with its
+  // lse2 and Delta: the loop reads them back at addresses that hold no
+  // registers across it.
+  %heads = arith.muli %groups, %heads_per_group : index
   %h_block = arith.muli %hb, %hp : index
-  %h0 = arith.addi %h_first, %h_block : index
+  %h_group = arith.muli %g, %heads_per_group : index
+  %h0 = arith.addi %h_group, %h_block : index
+  %h_left = arith.subi %heads_per_group, %h_block : index
   %wg = tile.warpgroup_id
-  %hw0 = arith.muli %wg, %hw : index
-  %h_wg = arith.addi %h0, %hw0 : index
+  %c_first = arith.muli %wg, %hw : index
+  %c_first_i32 = arith.index_cast %c_first : index to i32
+  %cpt_i32 = arith.index_cast %cpt : index to i32
+  %t0_i32 = arith.index_cast %t0 : index to i32
+  %tn_i32 = arith.index_cast %tn : index to i32
+  %heads_i32 = arith.index_cast %heads : index to i32
+  %h0_i32 = arith.index_cast %h0 : index to i32
+  %h_left_i32 = arith.index_cast %h_left : index to i32
+  %cols = tile.iota along 0 : !col_idx
+  %col_rows = tile.map %cols : !col_idx -> !col_idx {
+  ^bb0(%c: i32):
+    %cc = arith.addi %c, %c_first_i32 : i32
+    %t = arith.divui %cc, %cpt_i32 : i32
+    %h = arith.remui %cc, %cpt_i32 : i32
+    %tok = arith.addi %t0_i32, %t : i32
+    %first_row = arith.muli %tok, %heads_i32 : i32
+    %head = arith.addi %h0_i32, %h : i32
+    %row = arith.addi %first_row, %head : i32
+    %t_in = arith.cmpi ult, %t, %tn_i32 : i32
+    %h_in = arith.cmpi ult, %h, %h_left_i32 : i32
+    %ok = arith.andi %t_in, %h_in : i1
+    %r = arith.select %ok, %row, %none : i32
+    tile.yield %r : i32
+  }
+  %col_token = tile.map %cols : !col_idx -> !col_idx {
+  ^bb0(%c: i32):
+    %cc = arith.addi %c, %c_first_i32 : i32
+    %t = arith.divui %cc, %cpt_i32 : i32
+    tile.yield %t : i32
+  }
+  // lse in base 2 (padding columns: +inf, so P = 0) and Delta.
+  %lse_raw = tile.gather %lse[%col_rows] pad %inf : memref<?x?xf32>, !col_idx, f32 -> !col_vec
+  %lse2 = tile.map %lse_raw : !col_vec -> !col_vec {
+  ^bb0(%l: f32):
+    %r = arith.mulf %l, %lse_scale : f32
+    tile.yield %r : f32
+  }
+  %delta_cols = tile.gather %delta[%col_rows] pad %zero : memref<?x?xf32>, !col_idx, f32 -> !col_vec
+  %col_f = tile.alloc : !col_f32
+  %col_i = tile.alloc : !col_i32
+  %lse_at = tile.slice %col_f[%c0, %c_first] : !col_f32 to !col_f_wg
+  %delta_at = tile.slice %col_f[%c1, %c_first] : !col_f32 to !col_f_wg
+  %rows_at = tile.slice %col_i[%c0, %c_first] : !col_i32 to !col_i_wg
+  %token_at = tile.slice %col_i[%c1, %c_first] : !col_i32 to !col_i_wg
+  tile.write %lse2, %lse_at : !col_vec, !col_f_wg
+  tile.write %delta_cols, %delta_at : !col_vec, !col_f_wg
+  tile.write %col_rows, %rows_at : !col_idx, !col_i_wg
+  tile.write %col_token, %token_at : !col_idx, !col_i_wg
 
-  // Q and dO of the CTA's heads, per warpgroup; heads at or past h_end are
-  // zero rows.
-  %sq = tile.alloc : !q_heads
-  %sdo = tile.alloc : !do_heads
-  %q0 = tile.slice %sq[%c0, %c0, %c0] : !q_heads to !q_wg
-  %q1 = tile.slice %sq[%c1, %c0, %c0] : !q_heads to !q_wg
-  %do0 = tile.slice %sdo[%c0, %c0, %c0] : !do_heads to !do_wg
-  %do1 = tile.slice %sdo[%c1, %c0, %c0] : !do_heads to !do_wg
-  %h1 = arith.addi %h0, %hw : index
-  %tq0 = tile.async_copy %q[%t, %h0, %c0] bound %h_end into %q0
-      : memref<?x?x?xbf16>, !q_wg
-  %tq1 = tile.async_copy %q[%t, %h1, %c0] bound %h_end into %q1
-      : memref<?x?x?xbf16>, !q_wg
-  %tdo0 = tile.async_copy %do[%t, %h0, %c0] bound %h_end into %do0
-      : memref<?x?x?xbf16>, !do_wg
-  %tdo1 = tile.async_copy %do[%t, %h1, %c0] bound %h_end into %do1
-      : memref<?x?x?xbf16>, !do_wg
-  tile.wait %tq0, %tq1, %tdo0, %tdo1
-  %q_w = tile.slice %sq[%wg, %c0, %c0] : !q_heads to !q_wg
-  %do_w = tile.slice %sdo[%wg, %c0, %c0] : !do_heads to !do_wg
+  // Q and dO of the warpgroup's columns (padding: zero rows); each
+  // warpgroup gathers its own. The wait also makes the tables visible.
+  %sq = tile.alloc : !q_cols
+  %sdo = tile.alloc : !do_cols
+  %q_w = tile.slice %sq[%wg, %c0, %c0] : !q_cols to !q_wg
+  %do_w = tile.slice %sdo[%wg, %c0, %c0] : !do_cols to !do_wg
+  %tq = tile.gather_rows %q[%col_rows, %c0] into %q_w {per_warpgroup}
+      : memref<?x?xbf16>, !col_idx, !q_wg
+  %tdo = tile.gather_rows %do[%col_rows, %c0] into %do_w {per_warpgroup}
+      : memref<?x?xbf16>, !col_idx, !do_wg
+  tile.wait %tq, %tdo
+  %q0 = tile.slice %sq[%c0, %c0, %c0] : !q_cols to !q_wg
+  %q1 = tile.slice %sq[%c1, %c0, %c0] : !q_cols to !q_wg
+  %do0 = tile.slice %sdo[%c0, %c0, %c0] : !do_cols to !do_wg
+  %do1 = tile.slice %sdo[%c1, %c0, %c0] : !do_cols to !do_wg
 
-  // A slot is valid if 0 <= key < Skv and, when causal, key <= s; its kv row
-  // is (b * Skv + key) * G + g. Invalid slots get row -1.
-  %s_i32 = arith.index_cast %s : index to i32
+  // A slot's key k is valid if 0 <= k < Skv and, when causal, k <= the
+  // tile's last token (the union left out what is in the future of all of
+  // its tokens; the bits, what is in the future of each); its kv row is
+  // (b * Skv + k) * G + g. Invalid slots get row -1.
   %kv_len_i32 = arith.index_cast %kv_len : index to i32
   %groups_i32 = arith.index_cast %groups : index to i32
   %g_i32 = arith.index_cast %g : index to i32
   %b_i32 = arith.index_cast %b : index to i32
   %batch_row = arith.muli %b_i32, %kv_len_i32 : i32
+  %s_end = arith.addi %s0, %tn : index
+  %s_end_i32 = arith.index_cast %s_end : index to i32
+  %seen = arith.minsi %s_end_i32, %kv_len_i32 : i32
   %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
+  %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
 
   %sk = tile.alloc : !kv_block
   %sp = tile.alloc : !probs_both
@@ -127,20 +215,16 @@ tile.kernel @sparse_mla_bwd(
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
   %dq_init = tile.splat %zero : !dq_acc
 
-  %dq_t = tile.pipelined_for %j = %c0 to %topk step %c64 stages(2)
+  %dq_t = tile.pipelined_for %j = %c0 to %n step %c64 stages(2)
       iter_args(%dq_acc = %dq_init) -> (!dq_acc) {
     // Gather the block's kv rows.
-    %keys = tile.load %indices[%t, %g, %j] bounds [%topk] pad %none
-        : memref<?x?x?xi32>, i32 -> !tile.reg<64xi32>
-    %rows = tile.map %keys : !tile.reg<64xi32> -> !tile.reg<64xi32> {
+    %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
+        : memref<?x?xi32>, i32 -> !slots
+    %rows = tile.map %keys_j : !slots -> !slots {
     ^bb0(%key: i32):
       %lo = arith.cmpi sge, %key, %zero_i32 : i32
-      %hi = arith.cmpi slt, %key, %kv_len_i32 : i32
-      %future = arith.cmpi sgt, %key, %s_i32 : i32
-      %masked = arith.andi %is_causal, %future : i1
-      %open = arith.xori %masked, %true : i1
-      %in = arith.andi %lo, %hi : i1
-      %ok = arith.andi %in, %open : i1
+      %hi = arith.cmpi slt, %key, %limit : i32
+      %ok = arith.andi %lo, %hi : i1
       %pos = arith.addi %batch_row, %key : i32
       %pos_g = arith.muli %pos, %groups_i32 : i32
       %row = arith.addi %pos_g, %g_i32 : i32
@@ -148,44 +232,46 @@ tile.kernel @sparse_mla_bwd(
       tile.yield %r : i32
     }
     %gathered = tile.gather_rows %kv[%rows, %c0] into %sk
-        : memref<?x?xbf16>, !tile.reg<64xi32>, !kv_block
+        : memref<?x?xbf16>, !slots, !kv_block
     tile.wait %gathered
 
     // A block of invalid slots only (causal padding: token s has s + 1 keys)
     // adds nothing: skip it.
-    %slot_ok = tile.map %rows : !tile.reg<64xi32> -> !tile.reg<64xi1> {
+    %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {
     ^bb0(%row: i32):
       %ok = arith.cmpi sge, %row, %zero_i32 : i32
       tile.yield %ok : i1
     }
     %live = tile.any %slot_ok : !tile.reg<64xi1>
     %dq_next = scf.if %live -> (!dq_acc) {
-      // Scores and their gradient, transposed: keys x this warpgroup's heads.
+      // Scores and their gradient, transposed: slots x this warpgroup's columns.
       %s_t = tile.gemm %sk, %q_w, %no_scores {transpose_b} : !kv_block, !q_wg, !scores
       %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
       %dp_t = tile.gemm %v, %do_w, %no_scores {transpose_b} : !v_block, !do_wg, !scores
-      %valid = tile.broadcast %rows along 1 : !tile.reg<64xi32> -> !slot_mask
-      // lse in base 2 (padded heads: +inf, so P = 0) and Delta per head, read
-      // again for each block: held across the loop, they would cost 16
-      // registers a thread for all of it.
-      %lse_raw = tile.load %lse[%t, %h_wg] bounds [%h_end] pad %inf
-          : memref<?x?xf32>, f32 -> !head_vec
-      %lse2 = tile.map %lse_raw : !head_vec -> !head_vec {
-      ^bb0(%l: f32):
-        %r = arith.mulf %l, %lse_scale : f32
-        tile.yield %r : f32
-      }
-      %delta_w = tile.load %delta[%t, %h_wg] bounds [%h_end] pad %zero
-          : memref<?x?xf32>, f32 -> !head_vec
-      %lse_b = tile.broadcast %lse2 along 0 : !head_vec -> !scores
-      %delta_b = tile.broadcast %delta_w along 0 : !head_vec -> !scores
-      %p_t = tile.map %s_t, %lse_b, %valid : !scores, !scores, !slot_mask -> !scores {
-      ^bb0(%x: f32, %l: f32, %row: i32):
+      // Which of the tile's tokens picked each slot: all where no bits are
+      // given (T = 1).
+      %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
+          : memref<?x?xi32>, i32 -> !slots
+      %valid = tile.broadcast %rows along 1 : !slots -> !slot_words
+      %picked_b = tile.broadcast %picked along 1 : !slots -> !slot_words
+      %token = tile.read %token_at : !col_i_wg -> !col_idx
+      %token_b = tile.broadcast %token along 0 : !col_idx -> !slot_words
+      %lse_w = tile.read %lse_at : !col_f_wg -> !col_vec
+      %delta_w = tile.read %delta_at : !col_f_wg -> !col_vec
+      %lse_b = tile.broadcast %lse_w along 0 : !col_vec -> !scores
+      %delta_b = tile.broadcast %delta_w along 0 : !col_vec -> !scores
+      %p_t = tile.map %s_t, %lse_b, %valid, %picked_b, %token_b
+          : !scores, !scores, !slot_words, !slot_words, !slot_words -> !scores {
+      ^bb0(%x: f32, %l: f32, %row: i32, %pk: i32, %tk: i32):
         %xs = arith.mulf %x, %qk_scale : f32
         %e = arith.subf %xs, %l : f32
         %p = math.exp2 %e : f32
         %ok = arith.cmpi sge, %row, %zero_i32 : i32
-        %r = arith.select %ok, %p, %zero : f32
+        %by_token = arith.shrui %pk, %tk : i32
+        %bit = arith.andi %by_token, %one_i32 : i32
+        %mine = arith.cmpi ne, %bit, %zero_i32 : i32
+        %use = arith.andi %ok, %mine : i1
+        %r = arith.select %use, %p, %zero : f32
         tile.yield %r : f32
       }
       %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
@@ -208,26 +294,27 @@ tile.kernel @sparse_mla_bwd(
 
     scf.if %live {
       // dKV rows += dS^T Q, and their V columns += P^T dO, summing over both
-      // warpgroups' heads. tile-split-d cuts these into 64-column pieces that
-      // the warpgroups take in turn, and adds the two before one scatter.
+      // warpgroups' columns. tile-split-d cuts these into 64-column pieces
+      // that the warpgroups take in turn, and adds the two before one scatter.
       %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
       %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
       tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
-          : !dkv_rows, memref<?x?xf32>, !tile.reg<64xi32>
+          : !dkv_rows, memref<?x?xf32>, !slots
       %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
       %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
       tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
-          : !dkv_v_rows, memref<?x?xf32>, !tile.reg<64xi32>
+          : !dkv_v_rows, memref<?x?xf32>, !slots
     }
     tile.yield %dq_next : !dq_acc
   }
 
-  // dq, written once: the transpose of dQ^T, padded heads left out.
+  // dq, written once per column: the transpose of dQ^T, padding left out.
+  %dq_rows = tile.read %rows_at : !col_i_wg -> !col_idx
   %dq_bf16 = tile.map %dq_t : !dq_acc -> !dq_out {
   ^bb0(%x: f32):
     %r = arith.truncf %x : f32 to bf16
     tile.yield %r : bf16
   }
-  tile.store %dq_bf16, %dq[%t, %h_wg, %c0] bounds [%h_end, %dqk] {transpose}
-      : !dq_out, memref<?x?x?xbf16>
+  tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
+      : !dq_out, memref<?x?xbf16>, !col_idx
 }

@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# On the GPU machine with bundle/ carried: the GPU tests, compute-sanitizer
-# memcheck and racecheck on a small backward, and the benchmark sweep.
-# Logs and the benchmark JSON go to $OUT.
+# On the GPU machine with bundle/ carried: the GPU tests, then
+# compute-sanitizer memcheck, racecheck and synccheck on small backwards
+# (per token and in token tiles: test/gpu/sanitize_bwd.py). Logs go to $OUT.
+# Exits non-zero, naming the steps that failed, if any step fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/build/gpu_run}
 mkdir -p "$out"
-timeout 300 bash "$root/tools/gpu_run.sh" -q
+failed=()
+timeout 500 bash "$root/tools/gpu_run.sh" -q || failed+=("pytest")
 export PYTHONPATH=$root/bundle
-for tool in memcheck racecheck; do
-  timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 \
-    python3 "$root/test/gpu/sanitize_bwd.py" 2>&1 | tail -4 | tee "$out/sanitizer-$tool.log"
+for tool in memcheck racecheck synccheck; do
+  timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+    python3 "$root/test/gpu/sanitize_bwd.py" > "$out/sanitizer-$tool.log" 2>&1 \
+    || failed+=("compute-sanitizer $tool")
+  tail -3 "$out/sanitizer-$tool.log"
 done
-timeout 400 python3 "$root/bench/bench_bwd.py" --commit "${COMMIT:-unknown}" \
-  --out "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "gpu_check_bwd: all steps passed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine (no LLVM needed), with bundle/ built by tools/build_kernels.sh:
 # rebuilds the runtime library against that machine's C++ runtime and runs the
-# Python tests (GPU tests included). Logs go to $OUT when it is set.
+# Python tests (GPU tests included). Logs go to $OUT when it is set. Exits
+# with pytest's status.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=${BUNDLE_DIR:-$root/bundle}

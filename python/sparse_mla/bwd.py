@@ -10,15 +10,29 @@ from .ops import check_devices, check_tensor, postprocess, preprocess
 
 LOG2E = 1.0 / math.log(2.0)
 
+# Token tiles (kernels/sparse_mla_union.mlir): a tile's token bits are an
+# i32, and the union builder holds a tile's slots and a bitmap of its keys.
+MAX_TILE_TOKENS = 8
+# Union entries (keys and bits) of one launch: 2^25 of each, 256 MB.
+MAX_UNION_ENTRIES = 1 << 25
+
+
 def variants():
-    """The compiled backward kernels: (D, D_tail, heads per CTA) -> kernel name,
-    from the shape parameters in the manifests (tile-specialize)."""
+    """The compiled backward kernels: (D, D_tail, columns per CTA) -> kernel
+    name, from the shape parameters in the manifests (tile-specialize)."""
     found = {}
     for name, kernel in _runtime.load_manifest().items():
         p = kernel.get("params", {})
-        if name.startswith("sparse_mla_bwd_") and p.keys() == {"hw", "d", "dqk"}:
-            found[(p["d"], p["dqk"] - p["d"], 2 * p["hw"])] = name
+        if name.startswith("sparse_mla_bwd_") and p.keys() == {"hw", "hp", "d", "dqk"}:
+            found[(p["d"], p["dqk"] - p["d"], p["hp"])] = name
     return found
+
+
+def union_variants():
+    """The compiled union builders: (bitmap words, entries) -> kernel name."""
+    return {(k["params"]["nb"], k["params"]["cap"]): name
+            for name, k in _runtime.load_manifest().items()
+            if name.startswith("sparse_mla_union_")}
 
 
 def supported_dims():
@@ -26,16 +40,53 @@ def supported_dims():
     return sorted({(d, t) for d, t, _ in variants()}, reverse=True)
 
 
-def select_variant(heads, d_v, d_tail):
-    """(kernel name, heads per CTA) for `heads` per kv group: the smallest
-    variant that holds them all (padded heads are masked), else the largest
-    (the heads are then split into blocks of it)."""
+def select_variant(columns, d_v, d_tail):
+    """(kernel name, columns per CTA) for `columns` (token, head) columns of
+    a tile: the smallest variant that holds them all (padding is masked),
+    else the largest (the heads are then split into blocks of it)."""
     found = variants()
     sizes = sorted(n for d, t, n in found if (d, t) == (d_v, d_tail))
     if not sizes:
         raise _runtime.KernelError(f"no compiled backward for D={d_v}, D_tail={d_tail}")
-    per_cta = next((n for n in sizes if n >= heads), sizes[-1])
+    per_cta = next((n for n in sizes if n >= columns), sizes[-1])
     return found[(d_v, d_tail, per_cta)], per_cta
+
+
+def select_union(kv_len, slots):
+    """The smallest union builder whose bitmap covers kv_len keys and whose
+    entries hold `slots` (T * topk), or None."""
+    fits = [(nb, cap) for nb, cap in union_variants() if 32 * nb >= kv_len and cap >= slots]
+    return union_variants()[min(fits)] if fits else None
+
+
+def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
+    """T, the adjacent query tokens a CTA works on together over the union
+    of their keys (DESIGN.md section 5). By default the most, up to
+    MAX_TILE_TOKENS, whose (token, head) columns fill the largest CTA: a
+    CTA's cost per block of keys hardly depends on its columns, and adjacent
+    tokens share most keys, so a tile gathers and scatters far fewer rows
+    than its tokens one by one. 1 (per token) where heads_per_group fills a
+    CTA, where a builder variant does not fit (Skv or T * topk too large) or
+    for single-token rows. ``token_tile`` sets T; it must fit those limits."""
+    widest = max(n for *_, n in variants())
+    if token_tile is not None:
+        if isinstance(token_tile, bool) or not isinstance(token_tile, int) or token_tile < 1:
+            raise ValueError(f"token_tile must be a positive int, got {token_tile!r}")
+        t = token_tile
+        if t > 1:
+            if t > MAX_TILE_TOKENS or t * heads_per_group > widest:
+                raise ValueError(f"token_tile = {t}: at most {MAX_TILE_TOKENS} tokens of "
+                                 f"{heads_per_group} heads per kv group fit a CTA of "
+                                 f"{widest} columns")
+            if select_union(kv_len, t * topk) is None:
+                raise ValueError(f"token_tile = {t}: no union builder for Skv = {kv_len} "
+                                 f"and {t} x topk = {t * topk} slots")
+        return t
+    t = 1
+    while (2 * t <= MAX_TILE_TOKENS and 2 * t * heads_per_group <= widest and 2 * t <= seq_len
+           and select_union(kv_len, 2 * t * topk) is not None):
+        t *= 2
+    return t
 
 
 def _check(q, kv, o, do, indices, lse):
@@ -77,12 +128,14 @@ def _check(q, kv, o, do, indices, lse):
     b = lead[0] if batched else 1
     if b * skv * g >= 2**31:
         raise ValueError(f"B * Skv * G = {b * skv * g} kv rows exceed the int32 row index")
+    if b * s * h >= 2**31:
+        raise ValueError(f"B * S * H = {b * s * h} (token, head) rows exceed the int32 row index")
     check_devices(q=q, kv=kv, o=o, do=do, indices=indices, lse=lse)
     return b, s, h, dqk, skv, g, d_v
 
 
 def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
-                   lse_base2=True, dkv_dtype=torch.bfloat16):
+                   lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None):
     """Gradients (dq, dkv) of sparse MLA, like TileLang's ``sparse_mla_bwd``.
 
     q [B,S,H,D+D_tail] bf16, kv [B,Skv,G,D+D_tail] bf16, o and do [B,S,H,D]
@@ -90,7 +143,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     dimension may be left out of all of them). lse is base 2 as TileLang's
     forward returns it, or natural with ``lse_base2=False``. Invalid indices
     (negative, >= Skv, > s when causal) contribute nothing. dq is bf16; dkv
-    is bf16, or the float32 accumulator with ``dkv_dtype=torch.float32``."""
+    is bf16, or the float32 accumulator with ``dkv_dtype=torch.float32``.
+    ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
+    adjacent tokens that share one gather and scatter of their keys."""
     if dkv_dtype not in (torch.bfloat16, torch.float32):
         raise TypeError(f"dkv_dtype must be torch.bfloat16 or torch.float32, got {dkv_dtype}")
     if sm_scale is not None and not math.isfinite(float(sm_scale)):
@@ -98,24 +153,43 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     b, s, h, dqk, skv, g, d_v = _check(q, kv, o, do, indices, lse)
     sm_scale = dqk ** -0.5 if sm_scale is None else float(sm_scale)
     topk = indices.shape[-1]
+    heads = h // g
+    t = tile_tokens(heads, s, skv, topk, token_tile)
     tokens, rows = b * s, b * skv * g
     dq = torch.empty_like(q)
     ws = torch.zeros(kv.shape, dtype=torch.float32, device=q.device)
     if tokens and rows:
         delta = preprocess(o, do)
-        heads = h // g
-        name, per_cta = select_variant(heads, d_v, dqk - d_v)
+        name, per_cta = select_variant(t * heads, d_v, dqk - d_v)
         blocks = -(-heads // per_cta)
         if g * blocks > 65535:
             raise ValueError(f"G * ceil(H/G / {per_cta}) = {g * blocks} exceeds the grid")
-        _runtime.launch(
-            name, [tokens, g * blocks],
-            [q.view(tokens, h, dqk), kv.view(rows, dqk), do.view(tokens, h, d_v),
-             indices.view(tokens, g, topk), lse.view(tokens, h), delta.view(tokens, h),
-             dq.view(tokens, h, dqk), ws.view(rows, dqk),
-             s, skv, g, heads, int(bool(is_causal)), sm_scale * LOG2E,
-             1.0 if lse_base2 else LOG2E, sm_scale],
-            q.device.index, torch.cuda.current_stream(q.device).cuda_stream)
+        device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
+        idx = indices.view(tokens, g, topk)
+        tiles = b * -(-s // t)
+        # Per token (T = 1) the slots are the indices; with tiles, the union
+        # of each tile's keys, built in launches of at most MAX_UNION_ENTRIES.
+        per_launch = tiles if t == 1 else max(1, MAX_UNION_ENTRIES // (g * t * topk))
+        for first in range(0, tiles, per_launch):
+            n = min(per_launch, tiles - first)
+            if t == 1:
+                keys = idx.view(tokens * g, topk)
+                bits = keys.new_empty(tokens * g, 0)
+                counts = keys.new_empty(0)
+            else:
+                keys = idx.new_empty(n * g, t * topk)
+                bits, counts = torch.empty_like(keys), idx.new_empty(n * g)
+                _runtime.launch(select_union(skv, t * topk), [n, g],
+                                [idx, keys, bits, counts, s, skv, t, first,
+                                 int(bool(is_causal))], device, stream)
+            _runtime.launch(
+                name, [n, g * blocks],
+                [q.view(tokens * h, dqk), kv.view(rows, dqk), do.view(tokens * h, d_v),
+                 keys, bits, counts, lse.view(tokens, h), delta.view(tokens, h),
+                 dq.view(tokens * h, dqk), ws.view(rows, dqk),
+                 s, skv, g, heads, t, first, int(bool(is_causal)), sm_scale * LOG2E,
+                 1.0 if lse_base2 else LOG2E, sm_scale],
+                device, stream)
     elif tokens:
         dq.zero_()
     if dkv_dtype == torch.float32:

@@ -115,3 +115,33 @@ def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk
             val, idx = r.topk(k, dim=-1, largest=False)
             out[b_, s0:s0 + c, :, :k] = torch.where(val < 2.0, idx, -1).int()
     return out
+
+
+def token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal=True):
+    """What the union builder (kernels/sparse_mla_union.mlir) computes, per
+    (tile, group) of flattened tokens [B * S, G, topk]: the tile's keys that
+    are valid for at least one of its tokens, increasing, with the bits of
+    the tokens that picked them, then one entry per repeat (a key picked
+    again by the same token) with that token's bit. Returns a list, row
+    tile * G + g, of (union [(key, bits)], repeats sorted [(key, bit)])."""
+    tokens, g, _ = indices.shape
+    b = tokens // seq_len
+    tiles_per_row = -(-seq_len // tile_tokens)
+    rows = []
+    idx = indices.cpu().tolist()
+    for tile in range(b * tiles_per_row):
+        s0 = (tile % tiles_per_row) * tile_tokens
+        t0 = (tile // tiles_per_row) * seq_len + s0
+        for gi in range(g):
+            bits, repeats = {}, []
+            for t in range(min(tile_tokens, seq_len - s0)):
+                seen = set()
+                for key in idx[t0 + t][gi]:
+                    if not (0 <= key < kv_len and (not is_causal or key <= s0 + t)):
+                        continue
+                    if key in seen:
+                        repeats.append((key, 1 << t))
+                    seen.add(key)
+                    bits[key] = bits.get(key, 0) | (1 << t)
+            rows.append((sorted(bits.items()), sorted(repeats)))
+    return rows

@@ -19,7 +19,8 @@ def poison_allocator(nbytes):
 
 
 def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
-              batched=True, lse_base2=True, sm_scale=None, seed=0, indices=None):
+              batched=True, lse_base2=True, sm_scale=None, seed=0, indices=None,
+              token_tile=None):
     gen = torch.Generator(device="cuda").manual_seed(seed)
     skv = s if skv is None else skv
     dqk = d_v + d_tail
@@ -36,7 +37,8 @@ def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
     args = [q, kv, o, do, indices, lse]
     if not batched:
         args = [t[0] for t in args]
-    return args, dict(sm_scale=sm_scale, is_causal=causal, lse_base2=lse_base2)
+    return args, dict(sm_scale=sm_scale, is_causal=causal, lse_base2=lse_base2,
+                      token_tile=token_tile)
 
 
 def check(name, out, ref):
@@ -54,7 +56,8 @@ def check(name, out, ref):
 
 def run_and_check(args, kw):
     q, kv = args[0], args[1]
-    ref_dq, ref_dkv = sparse_mla_bwd_reference(*args, **kw)
+    ref_kw = {k: v for k, v in kw.items() if k != "token_tile"}
+    ref_dq, ref_dkv = sparse_mla_bwd_reference(*args, **ref_kw)
     poison_allocator(4 * (q.numel() + 3 * kv.numel()))
     dq, dkv = sparse_mla.sparse_mla_bwd(*args, **kw)
     torch.cuda.synchronize()
@@ -72,10 +75,12 @@ def test_parity_cases(s, h, topk):
 
 @pytest.mark.parametrize("h", [1, 8, 16, 24, 32, 64, 96, 128])
 @pytest.mark.parametrize("topk", [100, 2048])
-def test_heads_and_topk(h, topk):
-    # Non-causal over a longer kv: every slot of topk = 2048 is used.
+@pytest.mark.parametrize("token_tile", [None, 1])
+def test_heads_and_topk(h, topk, token_tile):
+    # Non-causal over a longer kv: every slot of topk = 2048 is used. By
+    # default tokens share tiles up to 64 columns; token_tile=1 is per token.
     run_and_check(*make_case(128, h, topk, skv=4096 if topk > 1000 else 300, causal=False,
-                             seed=h * topk))
+                             seed=h * topk, token_tile=token_tile))
 
 
 def test_two_kv_groups():
@@ -123,6 +128,67 @@ def test_blocks_without_valid_slots_are_skipped(h):
     idx[..., 160:192] = skv + 5
     idx[0, 40, 0, 130] = 17                          # one valid slot: block 2 runs
     run_and_check(*make_case(s, h, topk, skv=skv, causal=False, indices=idx, seed=12))
+
+
+# Token tiles: a CTA works over the union of the keys of T adjacent tokens,
+# each (key, token) pair weighted by its multiplicity.
+
+@pytest.mark.parametrize("token_tile", [2, 4])
+def test_token_tiles_with_a_partial_last_tile(token_tile):
+    run_and_check(*make_case(61, 16, 128, seed=20 + token_tile, token_tile=token_tile))
+
+
+def test_token_tiles_of_disjoint_keys():
+    # Tokens of a tile share no key: the union is T times a row.
+    s, skv, topk = 32, 32 * 64, 64
+    idx = torch.arange(s * topk, device="cuda", dtype=torch.int32).view(1, s, 1, topk)
+    run_and_check(*make_case(s, 16, topk, skv=skv, causal=False, indices=idx, seed=21,
+                             token_tile=4))
+
+
+def test_token_tiles_with_empty_and_repeated_rows():
+    s, skv, topk = 40, 96, 128
+    gen = torch.Generator(device="cuda").manual_seed(22)
+    idx = torch.randint(0, skv, (1, s, 1, topk), device="cuda", generator=gen,
+                        dtype=torch.int32)
+    idx[0, 5] = -1                                  # a token without keys, in a tile
+    idx[0, 9, 0, 3:40] = idx[0, 9, 0, 2]            # one key repeated within a row
+    idx[0, 10] = idx[0, 9]                          # ... and across the rows of a tile
+    idx[0, 11, 0, :64] = idx[0, 8, 0, 64:]
+    for causal in (True, False):
+        run_and_check(*make_case(s, 8, topk, skv=skv, causal=causal, indices=idx, seed=23,
+                                 token_tile=8))
+
+
+def test_token_tiles_with_keys_in_the_future_of_some_tokens():
+    # Each tile's tokens all pick the keys 0 .. s_last of the tile: key s0 + 2
+    # is in the future of tokens s0 and s0 + 1 and not of s0 + 2 and s0 + 3.
+    s, topk = 48, 48
+    idx = torch.arange(topk, device="cuda", dtype=torch.int32).repeat(s, 1)
+    idx = torch.where(idx < (torch.arange(s, device="cuda") // 4 * 4 + 4)[:, None], idx,
+                      torch.full_like(idx, -1)).view(1, s, 1, topk)
+    run_and_check(*make_case(s, 16, topk, indices=idx, seed=24, token_tile=4))
+
+
+def test_token_tiles_over_two_kv_groups():
+    run_and_check(*make_case(90, 32, 128, g=2, seed=25, token_tile=4))
+
+
+def test_token_tiles_in_batched_and_unbatched_input():
+    # S = 50 is not a multiple of 4: a tile ends with each batch row.
+    run_and_check(*make_case(50, 16, 96, b=3, seed=26, token_tile=4))
+    run_and_check(*make_case(50, 16, 96, batched=False, seed=27, token_tile=4))
+
+
+def test_token_tiles_match_per_token_results():
+    # The same gradients as per token, up to the order of fp32 additions.
+    args, kw = make_case(256, 16, 256, seed=28)
+    dq1, dkv1 = sparse_mla.sparse_mla_bwd(*args, **dict(kw, token_tile=1),
+                                          dkv_dtype=torch.float32)
+    dq4, dkv4 = sparse_mla.sparse_mla_bwd(*args, **dict(kw, token_tile=4),
+                                          dkv_dtype=torch.float32)
+    check("dq of tiles against per token", dq4, dq1)
+    check("dkv of tiles against per token", dkv4, dkv1)
 
 
 def test_dkv_float32_and_custom_op():

@@ -151,11 +151,51 @@ def test_variants_are_compiled_for_each_supported_shape():
     kernels = sparse_mla.load_manifest()
     assert sparse_mla.bwd.supported_dims() == [(512, 64), (512, 0)]
     for d_v, d_tail in sparse_mla.bwd.supported_dims():
-        for heads, per_cta in [(1, 32), (16, 32), (32, 32), (33, 64), (64, 64), (128, 64)]:
-            name, n = sparse_mla.bwd.select_variant(heads, d_v, d_tail)
+        for columns, per_cta in [(1, 32), (16, 32), (32, 32), (33, 64), (64, 64), (128, 64)]:
+            name, n = sparse_mla.bwd.select_variant(columns, d_v, d_tail)
             assert n == per_cta
             k = kernels[name]
-            assert k["params"] == {"hw": per_cta // 2, "d": d_v, "dqk": d_v + d_tail}
+            assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
+                                   "dqk": d_v + d_tail}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448
     with pytest.raises(sparse_mla.KernelError, match="no compiled backward for D=256"):
         sparse_mla.bwd.select_variant(16, 256, 64)
+
+
+@pytest.mark.parametrize("heads, seq, kv, topk, tokens", [
+    (8, 4096, 4096, 2048, 8),      # GLM-5.1 at TP 8: 8 x 8 columns
+    (16, 4096, 4096, 2048, 4),     # 4 x 16
+    (24, 4096, 4096, 2048, 2),     # 2 x 24 of 64 columns
+    (32, 4096, 4096, 2048, 2),
+    (33, 4096, 4096, 2048, 1),     # more than half a CTA: per token
+    (64, 4096, 4096, 2048, 1),
+    (128, 4096, 4096, 2048, 1),
+    (1, 4096, 4096, 2048, 8),
+    (16, 3, 4096, 2048, 2),        # no more tokens than a row has
+    (16, 1, 4096, 2048, 1),
+    (8, 4096, 4096, 4096, 4),      # T * topk within the largest builder
+    (16, 4096, 4096, 16384, 1),
+    (16, 4096, 262144, 2048, 4),   # the largest bitmap: 8192 words
+    (16, 4096, 262145, 2048, 1),
+])
+def test_tile_tokens_by_shape(heads, seq, kv, topk, tokens):
+    assert sparse_mla.bwd.tile_tokens(heads, seq, kv, topk) == tokens
+
+
+def test_union_builder_variants_cover_the_tiles():
+    for kv, slots, found in [(32768, 8192, "cap8192_nb1024"), (32769, 8192, "cap8192_nb8192"),
+                             (100, 8193, "cap16384_nb1024"), (262145, 8, None)]:
+        name = sparse_mla.bwd.select_union(kv, slots)
+        assert (name is None) if found is None else name.endswith(found)
+
+
+@pytest.mark.parametrize("tile, match", [
+    (0, "token_tile must be a positive int"), (2.0, "positive int"), (True, "positive int"),
+    (16, "at most 8 tokens"), (8, "at most 8 tokens of 16 heads"),
+])
+def test_token_tile_is_checked(tile, match):
+    with pytest.raises(ValueError, match=match):
+        sparse_mla.bwd.tile_tokens(16, 4096, 4096, 2048, tile)
+    with pytest.raises(ValueError, match="no union builder for Skv = 300000"):
+        sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 2)
+    assert sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 1) == 1
