@@ -23,7 +23,9 @@
 !bitmap = !tile.smem<1x{nb}xi32>
 !words = !tile.reg<1x{nb}xi32>
 !entries = !tile.smem<1x{cap}xi32>
-!slots = !tile.reg<1x1024xi32>           // 1024 slots of a token's row
+// 1024 slots of a token's row, a 4-byte load a thread: rows of topk
+// indices are not 16-byte aligned in general.
+!slots = !tile.reg<1x1024xi32, #tile.blocked<vector = 1, lanes = 128>>
 !slot_smem = !tile.smem<1x1024xi32>
 !ends = !tile.smem<1x4xi32>              // next free entry, union size
 !one_row = !tile.reg<1x128xi32>
