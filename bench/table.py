@@ -1,46 +1,40 @@
 #!/usr/bin/env python3
-"""Writes the markdown table of a bench_bwd.py sweep next to the peers.
+"""Writes the markdown table of side-by-side runs (bench/side_by_side.py):
+sparse_mla, its per-token kernel and cuDNN-frontend SM90, timed in one run.
 
-usage: table.py SWEEP.json PEERS.json [PREVIOUS_SWEEP.json] > SWEEP.md
-
-PEERS.json is ../shared/notes/peers-h200.json (the peers measured on the same
-H200 with the same protocol); PREVIOUS_SWEEP.json, when given, adds a column
-with the earlier run's times.
+usage: table.py RUN.json [RUN.json ...] > RUN.md   (one file per pattern)
 """
 import json
 import sys
 
 
 def main():
-    sweep = json.load(open(sys.argv[1]))
-    peers = {(r["S"], r["H"]): r for r in json.load(open(sys.argv[2]))["rows"]}
-    prev = None
-    if len(sys.argv) > 3:
-        p = json.load(open(sys.argv[3]))
-        prev = (p["commit"], {(r["S"], r["H"]): r["ms"] for r in p["rows"]})
-    print(f"# Sparse-MLA backward, H200, {sweep['date']}, commit {sweep['commit']}\n")
-    print("On the device, with the bundle of `tools/build_kernels.sh` carried: "
-          f"`COMMIT={sweep['commit']} bash tools/gpu_check_bwd.sh`, which runs")
-    print(f"`{sweep['command']}` (protocol DESIGN.md section 6). "
-          "Peers from ../shared/notes/peers-h200.json.")
-    if prev:
-        print(f"'previous' is the sweep at commit {prev[0]}.")
-    cols = ["S", "H", "ours ms", "TFLOP/s"] + (["previous ms"] if prev else []) + [
-        "TileLang ms", "x TileLang", "cuDNN ms", "x cuDNN", "x reference"]
-    print("\n| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for r in sweep["rows"]:
-        peer = peers.get((r["S"], r["H"]), {})
-        tl = peer.get("tilelang_example", {}).get("ms")
-        cd = peer.get("cudnn_fe_sm90", {}).get("ms")
-        cells = [r["S"], r["H"], f"{r['ms']:.2f}", f"{r['tflops']:.1f}"]
-        if prev:
-            ms = prev[1].get((r["S"], r["H"]))
-            cells.append(f"{ms:.2f}" if ms else "-")
-        cells += [f"{tl:.2f}" if tl else "-", f"{tl / r['ms']:.2f}" if tl else "-",
-                  f"{cd:.2f}" if cd else "-", f"{cd / r['ms']:.2f}" if cd else "-",
-                  f"{r['speedup_vs_reference']:.1f}"]
-        print("| " + " | ".join(map(str, cells)) + " |")
+    runs = [json.load(open(p)) for p in sys.argv[1:]]
+    first = runs[0]
+    print(f"# Sparse-MLA backward next to cuDNN-frontend SM90, {first['device']}, "
+          f"{first['date']}, commit {first['commit']}\n")
+    print("Protocol: DESIGN.md section 6 (../shared/peers/bench_peers.py), topk 2048, times "
+          "are medians in ms. `T` is the token tile sparse_mla chose; `per token` is "
+          "token_tile=1 (today's kernel before tiles), timed only where T > 1. Ratios are "
+          "within one run.")
+    for run in runs:
+        rows = {}
+        for r in run["rows"]:
+            if "ms" in r:
+                rows.setdefault((r["S"], r["H"]), {})[r["peer"]] = r
+        pattern = run["rows"][0]["pattern"]
+        print(f"\n## Pattern `{pattern}`\n\n`{run['command']}`\n")
+        print("| S | H | T | ours ms | TFLOP/s | per token ms | cuDNN ms | x cuDNN | x per token |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for (s, h), peers in sorted(rows.items()):
+            ours = peers["sparse_mla"]
+            t1 = peers.get("sparse_mla_t1", {}).get("ms")
+            cd = peers.get("cudnn_fe_sm90", {}).get("ms")
+            cells = [s, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}",
+                     f"{ours['tflops']:.0f}", f"{t1:.2f}" if t1 else "-",
+                     f"{cd:.2f}" if cd else "-", f"{cd / ours['ms']:.2f}" if cd else "-",
+                     f"{t1 / ours['ms']:.2f}" if t1 else "-"]
+            print("| " + " | ".join(map(str, cells)) + " |")
 
 
 if __name__ == "__main__":

@@ -181,3 +181,97 @@ tile.kernel @staged_scatter(%ws: memref<?x?xf32>, %idx: memref<?xi32>, %n: index
   %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
   tile.scatter_add_rows %v, %ws[%rows, %c0] staging %mine : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
 }
+
+// An iota is the thread's base coordinate plus each element's offset.
+// A gather from a global tensor with a pad reads each element under its
+// position's check; from a shared table without a pad, at linear offsets
+// (4 bytes a position), unguarded.
+// CHECK-LABEL: gpu.func @gathers
+// CHECK: %[[BASE:.*]] = vector.broadcast %{{.*}} : i32 to vector<8xi32>
+// CHECK: arith.addi %[[BASE]], %{{.*}} : vector<8xi32>
+// CHECK: %[[OK:.*]] = arith.cmpi sge, %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: scf.if %[[OK]] -> (f32)
+// CHECK:   llvm.load {{.*}} : !llvm.ptr<1> -> f32
+// CHECK: else
+// CHECK:   scf.yield %{{.*}} : f32
+// CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %c4_i32{{.*}} : i32
+// CHECK-NOT: scf.if
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i32
+tile.kernel @gathers(%m: memref<?xf32>, %out: memref<?xf32>, %out2: memref<?xi32>) warpgroups(1) {
+  %inf = arith.constant 0x7F800000 : f32
+  %i = tile.iota along 1 : !tile.reg<1x1024xi32>
+  %g = tile.gather %m[%i] pad %inf : memref<?xf32>, !tile.reg<1x1024xi32>, f32 -> !tile.reg<1x1024xf32>
+  %t = tile.alloc : !tile.smem<1x1024xi32>
+  %h = tile.gather %t[%i] : !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32> -> !tile.reg<1x1024xi32>
+  tile.scatter %g, %out[%i] : !tile.reg<1x1024xf32>, memref<?xf32>, !tile.reg<1x1024xi32>
+  tile.scatter %h, %out2[%i] : !tile.reg<1x1024xi32>, memref<?xi32>, !tile.reg<1x1024xi32>
+}
+
+// Atomics on shared memory return the old value of each element (0 where
+// the position is negative); a scatter of a sliced tile is written by the
+// thread that owns each element.
+// CHECK-LABEL: gpu.func @atomics_and_owned_scatter
+// CHECK: scf.if %{{.*}} -> (i32)
+// CHECK:   llvm.atomicrmw _or %{{.*}}, %{{.*}} monotonic : !llvm.ptr<3>, i32
+// CHECK: llvm.atomicrmw add
+// CHECK: %[[OWNER:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[DO:.*]] = arith.andi %[[OWNER]], %{{.*}} : i1
+// CHECK: scf.if %[[DO]]
+// CHECK:   llvm.store {{.*}} : i32, !llvm.ptr<1>
+tile.kernel @atomics_and_owned_scatter(%out: memref<?xi32>) warpgroups(1) {
+  %i = tile.iota along 1 : !tile.reg<1x1024xi32>
+  %t = tile.alloc : !tile.smem<1x1024xi32>
+  %o = tile.atomic_rmw or %i, %t[%i] : !tile.reg<1x1024xi32>, !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32>
+  %o2 = tile.atomic_rmw add %o, %t[%i] : !tile.reg<1x1024xi32>, !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32>
+  tile.scatter %o2, %out[%i] : !tile.reg<1x1024xi32>, memref<?xi32>, !tile.reg<1x1024xi32>
+  %c = tile.iota along 0 : !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>
+  tile.scatter %c, %out[%c] : !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>, memref<?xi32>, !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>
+}
+
+// A scan over rows of 128 lanes: in-thread sums, shuffles up the lanes of
+// each warp, each warp's total from lane 31 to the scratch between two
+// warpgroup barriers, then the totals of the warps to the left.
+// CHECK-LABEL: gpu.func @scan_rows
+// CHECK-COUNT-5: gpu.shuffle  up {{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  up {{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: gpu.shuffle  idx {{.*}}, %c31_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: scf.if
+// CHECK:   llvm.store {{.*}} : i32, !llvm.ptr<3>
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> i32
+// CHECK: arith.cmpi ult
+tile.kernel @scan_rows(%out: memref<?xi32>) warpgroups(1) {
+  %i = tile.iota along 1 : !tile.reg<1x512xi32>
+  %s = tile.scan add %i : !tile.reg<1x512xi32>
+  tile.scatter %s, %out[%i] : !tile.reg<1x512xi32>, memref<?xi32>, !tile.reg<1x512xi32>
+}
+
+// A transposed row store: column j of the tile to row rows[j], element by
+// element, under the row's validity; tables of per-column values are read
+// as 1-D tiles, two columns at once; a per-warpgroup gather of rows is not
+// split between the warpgroups.
+// CHECK-LABEL: gpu.func @columns
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> vector<2xi32>
+// CHECK-NOT: arith.cmpi eq
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: arith.cmpi eq
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: arith.cmpi eq
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: %[[OK:.*]] = arith.cmpi sge
+// CHECK: scf.if %[[OK]]
+// CHECK:   llvm.store {{.*}} : f32, !llvm.ptr<1>
+tile.kernel @columns(%q: memref<?x64xbf16>, %dq: memref<?x64xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %t = tile.alloc : !tile.smem<1x16xi32>
+  %rows = tile.read %t : !tile.smem<1x16xi32> -> !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
+  %b = tile.alloc : !tile.smem<32x64xbf16>
+  %t2 = tile.alloc : !tile.smem<1x32xi32>
+  %r2 = tile.read %t2 : !tile.smem<1x32xi32> -> !tile.reg<32xi32>
+  %g = tile.gather_rows %q[%r2, %c0] into %b {per_warpgroup} : memref<?x64xbf16>, !tile.reg<32xi32>, !tile.smem<32x64xbf16>
+  tile.wait %g
+  %one = arith.constant 1.0 : f32
+  %v = tile.splat %one : !tile.reg<64x16xf32, #tile.mma>
+  tile.store_rows %v, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
+}

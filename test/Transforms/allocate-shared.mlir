@@ -23,3 +23,15 @@ tile.kernel @padded() warpgroups(1) {
   %a = tile.alloc : !tile.smem<2x64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
   %b = tile.alloc : !tile.smem<64x64xbf16>
 }
+// -----
+// A scan whose rows span the warps of a warpgroup needs scratch for their
+// totals: 2 runs of a thread x 4 warps x 4 bytes per warpgroup, after the
+// tiles, for each warpgroup.
+// CHECK-LABEL: tile.kernel @scan_scratch
+// CHECK-SAME: tile.shared_bytes = 1088
+// CHECK: tile.scan  add %{{.*}} {scratch = 1024 : i64}
+tile.kernel @scan_scratch() warpgroups(2) {
+  %a = tile.alloc : !tile.smem<1x16xi32>
+  %x = tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
+  %s = tile.scan add %x : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
+}

@@ -66,3 +66,52 @@ tile.kernel @branches(%m: memref<?x64xf32>, %c: i1) warpgroups(1) {
   }
   tile.store %r, %m[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x64xf32>
 }
+
+// Ops whose tiles share a layout tie them: a gather's positions and result,
+// an atomic's value, positions and old values. A single row spreads over the
+// warpgroup (lanes = 128), 4-byte runs where 16 bytes do not fit.
+// CHECK-LABEL: tile.kernel @same_layout
+tile.kernel @same_layout(%m: memref<?xi32>) warpgroups(1) {
+  // CHECK: tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
+  %i = tile.iota along 1 : !tile.reg<1x1024xi32>
+  %s = tile.alloc : !tile.smem<1x1024xi32>
+  // CHECK: tile.atomic_rmw  or {{.*}} : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>,
+  // CHECK-SAME: !tile.smem<1x1024xi32, #tile.shared<swizzle = 0, pitch = 4096, block_stride = 4096>>, !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
+  %o = tile.atomic_rmw or %i, %s[%i] : !tile.reg<1x1024xi32>, !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32>
+  // CHECK: tile.iota along 1 : !tile.reg<1x128xi32, #tile.blocked<vector = 1, lanes = 128>>
+  %j = tile.iota along 1 : !tile.reg<1x128xi32>
+  // CHECK: tile.gather {{.*}} -> !tile.reg<1x128xi32, #tile.blocked<vector = 1, lanes = 128>>
+  %g = tile.gather %m[%j] : memref<?xi32>, !tile.reg<1x128xi32> -> !tile.reg<1x128xi32>
+  tile.scatter %g, %m[%j] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
+}
+
+// Positions needed in two layouts (a gather of rows wants the rows of its
+// coalesced layout, a per-column gather broadcast into an mma tile the
+// column slice of #tile.mma): the iota and map that compute them are cloned,
+// and a row store takes the column slice of its transposed value.
+// CHECK-LABEL: tile.kernel @cloned_positions
+tile.kernel @cloned_positions(%q: memref<?x64xbf16>, %lse: memref<?xf32>, %out: memref<?x?xf32>,
+                              %dq: memref<?x64xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %z = arith.constant 0.0 : f32
+  // CHECK-DAG: tile.iota along 0 : !tile.reg<16xi32, #tile.slice<dim = 1, parent = #tile.blocked<vector = 8, lanes = 8>>>
+  // CHECK-DAG: tile.iota along 0 : !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
+  %c = tile.iota along 0 : !tile.reg<16xi32>
+  %rows = tile.map %c : !tile.reg<16xi32> -> !tile.reg<16xi32> {
+  ^bb0(%x: i32):
+    %r = arith.addi %x, %one : i32
+    tile.yield %r : i32
+  }
+  %buf = tile.alloc : !tile.smem<16x64xbf16>
+  %t = tile.gather_rows %q[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<16xi32>, !tile.smem<16x64xbf16>
+  tile.wait %t
+  // CHECK: tile.gather {{.*}} -> !tile.reg<16xf32, #tile.slice<dim = 0, parent = #tile.mma>>
+  %l = tile.gather %lse[%rows] pad %z : memref<?xf32>, !tile.reg<16xi32>, f32 -> !tile.reg<16xf32>
+  %b = tile.broadcast %l along 0 : !tile.reg<16xf32> -> !tile.reg<64x16xf32>
+  %s = tile.alloc : !tile.smem<64x64xbf16>
+  %acc = tile.gemm %s, %buf, %b {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<16x64xbf16>, !tile.reg<64x16xf32>
+  tile.store %acc, %out[%c0, %c0] : !tile.reg<64x16xf32>, memref<?x?xf32>
+  // CHECK: tile.store_rows {{.*}} {transpose} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
+  tile.store_rows %acc, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xf32>, memref<?x64xf32>, !tile.reg<16xi32>
+}

@@ -592,3 +592,102 @@ tile.kernel @staging_ragged(%ws: memref<?x?xf32>, %rows: memref<?xi32>) warpgrou
   // expected-error @+1 {{staged rows of 6 f32 are not whole 16-byte chunks}}
   tile.scatter_add_rows %v, %ws[%r, %c0] staging %s : !tile.reg<64x6xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x6xf32>
 }
+// -----
+func.func @f() {
+  // expected-error @+1 {{dimension 1 of a rank-1 tile}}
+  %i = tile.iota along 1 : !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @+1 {{coordinates are i32}}
+  %i = tile.iota along 0 : !tile.reg<64xi64>
+  return
+}
+// -----
+func.func @f(%x: !tile.reg<64xi32>) {
+  // expected-error @+1 {{scans the rows of a 2-D tile}}
+  %s = tile.scan add %x : !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%x: !tile.reg<1x128xi8>) {
+  // expected-error @+1 {{scans i32 or f32 tiles}}
+  %s = tile.scan add %x : !tile.reg<1x128xi8>
+  return
+}
+// -----
+func.func @f(%x: !tile.reg<64x64xf32, #tile.mma>) {
+  // expected-error @+1 {{needs a #tile.blocked layout}}
+  %s = tile.scan add %x : !tile.reg<64x64xf32, #tile.mma>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %p: !tile.reg<64xi64>) {
+  // expected-error @+1 {{positions are i32}}
+  %g = tile.gather %m[%p] : memref<?xf32>, !tile.reg<64xi64> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %p: !tile.reg<32xi32>) {
+  // expected-error @+1 {{positions and values differ in shape}}
+  %g = tile.gather %m[%p] : memref<?xf32>, !tile.reg<32xi32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xi32>, %p: !tile.reg<64xi32>) {
+  // expected-error @+1 {{element types differ: 'i32' in memory, 'f32' in the tile}}
+  %g = tile.gather %m[%p] : memref<?xi32>, !tile.reg<64xi32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %p: !tile.reg<64xi32>, %pad: f16) {
+  // expected-error @+1 {{pad value must have the tile element type}}
+  %g = tile.gather %m[%p] pad %pad : memref<?xf32>, !tile.reg<64xi32>, f16 -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%s: !tile.smem<2x64x64xf32>, %p: !tile.reg<64xi32>) {
+  // expected-error @+1 {{accesses a 2-D shared tile, not a ring}}
+  %g = tile.gather %s[%p] : !tile.smem<2x64x64xf32>, !tile.reg<64xi32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64xf32>, %m: memref<?xf32>, %p: !tile.reg<128xi32>) {
+  // expected-error @+1 {{positions and values differ in shape}}
+  tile.scatter %v, %m[%p] : !tile.reg<64xf32>, memref<?xf32>, !tile.reg<128xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64xf32>, %m: memref<?xf32>, %p: !tile.reg<64xi32>) {
+  // expected-error @+1 {{'or' is not supported on 'f32'}}
+  %o = tile.atomic_rmw or %v, %m[%p] : !tile.reg<64xf32>, memref<?xf32>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32, #tile.mma>, %m: memref<?xf32>,
+             %p: !tile.reg<64x64xi32, #tile.blocked<vector = 4, lanes = 16>>) {
+  // expected-error @+1 {{register tiles must share one layout}}
+  tile.scatter %v, %m[%p] : !tile.reg<64x64xf32, #tile.mma>, memref<?xf32>, !tile.reg<64x64xi32, #tile.blocked<vector = 4, lanes = 16>>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %c: index) {
+  // expected-error @+1 {{stores a 2-D tile into a 2-D memref}}
+  tile.store_rows %v, %m[%r, %c] : !tile.reg<64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x16xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %c: index) {
+  // expected-error @+1 {{has 64 row indices for 16 rows}}
+  tile.store_rows %v, %m[%r, %c] {transpose} : !tile.reg<64x16xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%v: !tile.reg<64x64xf32, #tile.mma>, %m: memref<?x?xf32>,
+             %r: !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>, %c: index) {
+  // expected-error @+1 {{row indices must have layout #tile.slice<dim = 0, parent = #tile.mma>}}
+  tile.store_rows %v, %m[%r, %c] {transpose} : !tile.reg<64x64xf32, #tile.mma>, memref<?x?xf32>, !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>
+  return
+}
+

@@ -82,3 +82,44 @@ tile.kernel @generic(%x: memref<?x?xbf16>) warpgroups(1)
   %zero = arith.constant 0.0 : f32
   %acc = tile.splat %zero : !tile.reg<{d}x{hw}xf32>
 }
+
+// Elements by position, iota, scans, row stores, tables and per-warpgroup
+// gathers.
+// CHECK-LABEL: tile.kernel @by_position
+tile.kernel @by_position(%lse: memref<?x?xf32>, %out: memref<?x?xi32>, %q: memref<?x64xbf16>,
+                         %dq: memref<?x64xbf16>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %inf = arith.constant 0x7F800000 : f32
+  // CHECK: tile.iota along 1 : !tile.reg<1x1024xi32>
+  %i = tile.iota along 1 : !tile.reg<1x1024xi32>
+  // CHECK: tile.gather %{{.*}}[%{{.*}}] pad %{{.*}} : memref<?x?xf32>, !tile.reg<1x1024xi32>, f32 -> !tile.reg<1x1024xf32>
+  %g = tile.gather %lse[%i] pad %inf : memref<?x?xf32>, !tile.reg<1x1024xi32>, f32 -> !tile.reg<1x1024xf32>
+  %buf = tile.alloc : !tile.smem<1x1024xi32>
+  // CHECK: tile.gather %{{.*}}[%{{.*}}] : !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32> -> !tile.reg<1x1024xi32>
+  %g2 = tile.gather %buf[%i] : !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32> -> !tile.reg<1x1024xi32>
+  // CHECK: tile.atomic_rmw  or %{{.*}}, %{{.*}}[%{{.*}}] : !tile.reg<1x1024xi32>, !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32>
+  %old = tile.atomic_rmw or %i, %buf[%i] : !tile.reg<1x1024xi32>, !tile.smem<1x1024xi32>, !tile.reg<1x1024xi32>
+  // CHECK: tile.atomic_rmw  add
+  %old2 = tile.atomic_rmw add %g2, %out[%i] : !tile.reg<1x1024xi32>, memref<?x?xi32>, !tile.reg<1x1024xi32>
+  // CHECK: tile.scan  add %{{.*}} : !tile.reg<1x1024xi32>
+  %sum = tile.scan add %old : !tile.reg<1x1024xi32>
+  // CHECK: tile.scan  max %{{.*}} : !tile.reg<1x1024xf32>
+  %most = tile.scan max %g : !tile.reg<1x1024xf32>
+  // CHECK: tile.scatter %{{.*}}, %{{.*}}[%{{.*}}] : !tile.reg<1x1024xi32>, memref<?x?xi32>, !tile.reg<1x1024xi32>
+  tile.scatter %sum, %out[%i] : !tile.reg<1x1024xi32>, memref<?x?xi32>, !tile.reg<1x1024xi32>
+  %cols = tile.iota along 0 : !tile.reg<16xi32>
+  %table = tile.alloc : !tile.smem<1x16xi32>
+  // CHECK: tile.write %{{.*}}, %{{.*}} : !tile.reg<16xi32>, !tile.smem<1x16xi32>
+  tile.write %cols, %table : !tile.reg<16xi32>, !tile.smem<1x16xi32>
+  // CHECK: tile.read %{{.*}} : !tile.smem<1x16xi32> -> !tile.reg<16xi32>
+  %rows = tile.read %table : !tile.smem<1x16xi32> -> !tile.reg<16xi32>
+  %qs = tile.alloc : !tile.smem<16x64xbf16>
+  // CHECK: tile.gather_rows %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}} {per_warpgroup}
+  %t = tile.gather_rows %q[%rows, %c0] into %qs {per_warpgroup} : memref<?x64xbf16>, !tile.reg<16xi32>, !tile.smem<16x64xbf16>
+  tile.wait %t
+  %z = arith.constant 0.0 : bf16
+  %v = tile.splat %z : !tile.reg<64x16xbf16>
+  // CHECK: tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {transpose} : !tile.reg<64x16xbf16>, memref<?x64xbf16>, !tile.reg<16xi32>
+  tile.store_rows %v, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xbf16>, memref<?x64xbf16>, !tile.reg<16xi32>
+}
+
