@@ -234,7 +234,9 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
     given (one per tile dimension, absolute indices into those memref
     dimensions), elements at or past the bound are not read and take the
     value `pad`. Bounds and bounded indices are dimension sizes and
-    positions, below 2^31: the checks are 32-bit.
+    positions, below 2^31: the checks are 32-bit. A thread reads each run
+    of its layout as one vector, so the window's rows must be aligned to it
+    (a `#tile.blocked` layout of `vector = 1` reads any row).
   }];
   let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
                        Variadic<Index>:$bounds, Optional<AnyType>:$pad);

@@ -51,10 +51,13 @@ def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::sparse_mla::tile::Ker
     that fix it and spreading it through the ops that keep it:
     GEMM accumulators are `#tile.mma`; gathers and copies read their row
     indices as slices of the coalesced layout of their rows; loads with no
-    other constraint use 16-byte coalesced `#tile.blocked` layouts; maps,
-    loops, `scf.if` and selects propagate layouts; reductions and broadcasts move
-    between a layout and its slices. A load or splat needed in two layouts
-    is rematerialized once per layout. Shared allocations get the widest
+    other constraint use 16-byte coalesced `#tile.blocked` layouts (a single
+    row spread over the warpgroup); ops whose tiles share one layout (maps,
+    gathers, scatters, atomics, scans: the `SameLayoutTiles` trait), loops
+    and `scf.if` propagate layouts; reductions, broadcasts and the row
+    indices of row scatters and stores move between a layout and its
+    slices. A cheap producer (load, splat, iota, map, ...) needed in two
+    layouts is rematerialized once per layout. Shared allocations get the widest
     swizzle that divides their rows, and slices inherit the parent's.
   }];
   let dependentDialects = ["::sparse_mla::tile::TileDialect"];
@@ -106,9 +109,13 @@ def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::Ker
 def TileAllocateSharedPass : Pass<"tile-allocate-shared", "::sparse_mla::tile::KernelOp"> {
   let summary = "Places the shared tiles of a kernel in its dynamic shared memory";
   let description = [{
-    Gives each `tile.alloc` a 1024-byte aligned offset and records the total
-    as the kernel's `tile.shared_bytes` attribute. Fails with a diagnostic
-    when the kernel needs more than the 227 KiB a Hopper CTA may use.
+    Gives each `tile.alloc` a 1024-byte aligned offset, then each op that
+    needs scratch (`ScratchOpInterface`: a scan whose rows span warps) a
+    region per warpgroup after them, recorded as its `scratch` offset, and
+    records the total as the kernel's `tile.shared_bytes` attribute. Fails
+    with a diagnostic when the kernel needs more than the 227 KiB a Hopper
+    CTA may use. Run it after tile-assign-layouts: scratch sizes depend on
+    layouts.
   }];
   let options = [
     Option<"limit", "limit", "int64_t", /*default=*/"kSharedBytesPerCTA",
