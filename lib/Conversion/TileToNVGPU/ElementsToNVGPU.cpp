@@ -43,6 +43,18 @@ static Value isPosition(OpBuilder &b, Location loc, Value pos) {
                                i32Const(b, loc, 0));
 }
 
+/// `then(b)` where `pos` is a position (not negative), else `otherwise`.
+static Value ifPosition(OpBuilder &b, Location loc, Value pos, Value otherwise,
+                        function_ref<Value(OpBuilder &)> then) {
+  auto ifOp = scf::IfOp::create(b, loc, otherwise.getType(), isPosition(b, loc, pos),
+                                /*withElseRegion=*/true);
+  OpBuilder thenB = ifOp.getThenBodyBuilder();
+  scf::YieldOp::create(thenB, loc, then(thenB));
+  OpBuilder elseB = ifOp.getElseBodyBuilder();
+  scf::YieldOp::create(elseB, loc, otherwise);
+  return ifOp.getResult(0);
+}
+
 /// The elements of a thread's tile, one by one: calls `each(i, pos)`
 /// with the element's index in the thread's vector and its position.
 static void forEachElement(OpBuilder &b, Location loc, Value positions,
@@ -77,13 +89,10 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
         elems[i] = LLVM::LoadOp::create(rewriter, loc, elt, ptr);
         return;
       }
-      auto ifOp = scf::IfOp::create(rewriter, loc, elt, isPosition(rewriter, loc, pos), true);
-      OpBuilder thenB = ifOp.getThenBodyBuilder();
-      Value ptr = elementPointer(thenB, loc, memoryType, adaptor.getSource(), pos);
-      scf::YieldOp::create(thenB, loc, LLVM::LoadOp::create(thenB, loc, elt, ptr).getResult());
-      OpBuilder elseB = ifOp.getElseBodyBuilder();
-      scf::YieldOp::create(elseB, loc, adaptor.getPad());
-      elems[i] = ifOp.getResult(0);
+      elems[i] = ifPosition(rewriter, loc, pos, adaptor.getPad(), [&](OpBuilder &b) -> Value {
+        Value ptr = elementPointer(b, loc, memoryType, adaptor.getSource(), pos);
+        return LLVM::LoadOp::create(b, loc, elt, ptr);
+      });
     });
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
     return success();
@@ -148,15 +157,11 @@ struct AtomicRMWLowering : public OpConversionPattern<AtomicRMWOp> {
     SmallVector<Value> elems(vt.getNumElements());
     forEachElement(rewriter, loc, adaptor.getPositions(), [&](int64_t i, Value pos) {
       Value v = vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), i);
-      auto ifOp = scf::IfOp::create(rewriter, loc, elt, isPosition(rewriter, loc, pos), true);
-      OpBuilder thenB = ifOp.getThenBodyBuilder();
-      Value ptr = elementPointer(thenB, loc, memoryType, adaptor.getDest(), pos);
-      Value old = LLVM::AtomicRMWOp::create(thenB, loc, binOp(op.getKind(), elt), ptr, v,
-                                            LLVM::AtomicOrdering::monotonic);
-      scf::YieldOp::create(thenB, loc, old);
-      OpBuilder elseB = ifOp.getElseBodyBuilder();
-      scf::YieldOp::create(elseB, loc, zero);
-      elems[i] = ifOp.getResult(0);
+      elems[i] = ifPosition(rewriter, loc, pos, zero, [&](OpBuilder &b) -> Value {
+        Value ptr = elementPointer(b, loc, memoryType, adaptor.getDest(), pos);
+        return LLVM::AtomicRMWOp::create(b, loc, binOp(op.getKind(), elt), ptr, v,
+                                         LLVM::AtomicOrdering::monotonic);
+      });
     });
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
     return success();
