@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sparse_mla_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Runtime", "python"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Runtime", "python", "Inputs"]
 config.substitutions.append(("%kernels", os.path.join(config.sparse_mla_src_root, "kernels")))
 
 llvm_config.use_default_substitutions()

@@ -1,4 +1,5 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts,tile-allocate-shared),convert-tile-to-nvgpu)' | FileCheck %s
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts,tile-allocate-shared),convert-tile-to-nvgpu)' -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: sparse-mla-opt %S/Inputs/unprepared.mlir --convert-tile-to-nvgpu -split-input-file -verify-diagnostics
 
 // Two warpgroups split a gather: each issues every other 16-byte chunk
 // (the warpgroup index is broadcast from lane 0: warp-uniform for ptxas).
@@ -275,3 +276,57 @@ tile.kernel @columns(%q: memref<?x64xbf16>, %dq: memref<?x64xf32>) warpgroups(2)
   %v = tile.splat %one : !tile.reg<64x16xf32, #tile.mma>
   tile.store_rows %v, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
 }
+// -----
+// The conversion's own rules, once layouts and offsets are in place.
+tile.kernel @uncoalesced_copy(%x: memref<?x64xbf16>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %a = tile.alloc : !tile.smem<3x64xbf16>
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{cannot spread}}
+  %t = tile.async_copy %x[%c0, %c0] into %a : memref<?x64xbf16>, !tile.smem<3x64xbf16>
+}
+// -----
+tile.kernel @atomic_on_replicas(%m: memref<?xi32>) warpgroups(1) {
+  %p = tile.iota along 0 : !tile.reg<64xi32>
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{needs a layout that holds each element in one thread}}
+  %o = tile.atomic_rmw add %p, %m[%p] : !tile.reg<64xi32>, memref<?xi32>, !tile.reg<64xi32>
+}
+// -----
+tile.kernel @gemm_unswizzled(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x64xbf16, #tile.shared<swizzle = 0, pitch = 128, block_stride = 8192>>
+  %acc = tile.splat %zero : !tile.reg<64x64xf32>
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{needs a swizzled shared layout}}
+  %r = tile.gemm %a, %a, %acc {transpose_b} : !tile.smem<64x64xbf16, #tile.shared<swizzle = 0, pitch = 128, block_stride = 8192>>, !tile.smem<64x64xbf16, #tile.shared<swizzle = 0, pitch = 128, block_stride = 8192>>, !tile.reg<64x64xf32>
+  tile.store %r, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
+}
+// -----
+tile.kernel @reduce_across_warps(%out: memref<?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %x = tile.splat %one : !tile.reg<2x256xf32, #tile.blocked<vector = 4, lanes = 64>>
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{reduction across warps is not supported}}
+  %r = tile.reduce add %x along 1 : !tile.reg<2x256xf32, #tile.blocked<vector = 4, lanes = 64>> -> !tile.reg<2xf32>
+  tile.store %r, %out[%c0] : !tile.reg<2xf32>, memref<?xf32>
+}
+// -----
+tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tile.alloc : !tile.smem<64x64xbf16>
+  %a = tile.splat %zero : !tile.reg<64x64xf32>
+  %ab = tile.map %a : !tile.reg<64x64xf32> -> !tile.reg<64x64xbf16> {
+  ^bb0(%v: f32):
+    %t = arith.truncf %v : f32 to bf16
+    tile.yield %t : bf16
+  }
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{register A operands are not lowered yet}}
+  %r = tile.gemm %ab, %b, %a : !tile.reg<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  tile.store %r, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
+}
+

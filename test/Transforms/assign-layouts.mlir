@@ -1,4 +1,4 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts))' | FileCheck %s
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts))' -split-input-file -verify-diagnostics | FileCheck %s
 // GEMM accumulators are #tile.mma and spread through maps (to the load that
 // feeds one); reductions give slices; a free load is coalesced.
 
@@ -115,3 +115,58 @@ tile.kernel @cloned_positions(%q: memref<?x64xbf16>, %lse: memref<?xf32>, %out: 
   // CHECK: tile.store_rows {{.*}} {transpose} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<16xi32, #tile.slice<dim = 0, parent = #tile.mma>>
   tile.store_rows %acc, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xf32>, memref<?x64xf32>, !tile.reg<16xi32>
 }
+// -----
+// Rows wanted in two layouts from an op that cannot be repeated (an atomic).
+tile.kernel @conflict(%kv: memref<?x64xbf16>, %ws: memref<?x64xf32>, %pos: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %p = tile.iota along 0 : !tile.reg<64xi32>
+  // expected-note @+1 {{tile defined here}}
+  %rows = tile.atomic_rmw add %p, %pos[%p] : !tile.reg<64xi32>, memref<?xi32>, !tile.reg<64xi32>
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+  tile.wait %t
+  %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
+  // expected-error @+1 {{tile needs layout #tile.slice<dim = 1, parent = #tile.mma> here but has}}
+  tile.scatter_add_rows %x, %ws[%rows, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
+}
+// -----
+tile.kernel @uncoalesced_gather(%kv: memref<?x64xbf16>, %idx: memref<3xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %r = tile.load %idx[%c0] : memref<3xi32> -> !tile.reg<3xi32>
+  %buf = tile.alloc : !tile.smem<3x64xbf16>
+  // expected-error @+1 {{has no coalesced layout for}}
+  %t = tile.gather_rows %kv[%r, %c0] into %buf : memref<?x64xbf16>, !tile.reg<3xi32>, !tile.smem<3x64xbf16>
+}
+// -----
+tile.kernel @no_layout_fits(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{no layout fits '!tile.reg<3x5xf32>'}}
+  %x = tile.splat %one : !tile.reg<3x5xf32>
+  tile.store %x, %out[%c0, %c0] : !tile.reg<3x5xf32>, memref<?x?xf32>
+}
+// -----
+tile.kernel @slice_rows(%i: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  // expected-error @+1 {{row offset 4 splits the 8-row atoms of a swizzled tile}}
+  %s = tile.slice %a[%c4, %c0] : !tile.smem<64x64xbf16> to !tile.smem<8x64xbf16>
+}
+// -----
+tile.kernel @slice_columns() warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %a = tile.alloc : !tile.smem<64x128xbf16>
+  // expected-error @+1 {{column offset 8 splits a 128-byte column block}}
+  %s = tile.slice %a[%c0, %c8] : !tile.smem<64x128xbf16> to !tile.smem<64x64xbf16>
+}
+// -----
+tile.kernel @slice_layout() warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  // expected-error @+1 {{result layout differs from the source's}}
+  %s = tile.slice %a[%c0, %c0] : !tile.smem<64x64xbf16> to !tile.smem<64x64xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
+}
+

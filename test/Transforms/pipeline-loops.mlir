@@ -1,4 +1,4 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-pipeline-loops))' | FileCheck %s
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-pipeline-loops))' -split-input-file -verify-diagnostics | FileCheck %s
 // Two stages: a ring of two buffers, the gather of iteration 0 before the
 // loop, and in iteration i a wait for its copies, then the gather of i+1
 // with rows past the end masked to -1.
@@ -66,3 +66,63 @@ tile.kernel @fit_one(%kv: memref<?x576xbf16>, %idx: memref<?x?xi32>, %out: memre
     tile.store %v, %out[%j, %c0] : !tile.reg<64x576xbf16>, memref<?x576xbf16>
   }
 }
+// -----
+// The copies run ahead of the body: they cannot use what the body computes.
+tile.kernel @iter_dependent(%kv: memref<?x64xbf16>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m1 = arith.constant -1 : i32
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  %init = tile.splat %m1 : !tile.reg<64xi32>
+  // expected-error @+1 {{copies depend on iter_arg #0; they cannot run ahead}}
+  %r = tile.pipelined_for %i = %c0 to %n step %c1 stages(2) iter_args(%rows = %init) -> (!tile.reg<64xi32>) {
+    %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.wait %t
+    tile.yield %rows : !tile.reg<64xi32>
+  }
+}
+// -----
+// The copies also run for iterations past the end: their loads need bounds.
+tile.kernel @unbounded_load(%kv: memref<?x64xbf16>, %idx: memref<?x64xi32>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  tile.pipelined_for %i = %c0 to %n step %c1 stages(2) {
+    // expected-error @+1 {{feeds a pipelined copy and so also runs for iterations past the end: it needs bounds}}
+    %rows = tile.load %idx[%i, %c0] : memref<?x64xi32> -> !tile.reg<64xi32>
+    %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.wait %t
+  }
+}
+// -----
+tile.kernel @effects_before_copy(%kv: memref<?x64xbf16>, %pos: memref<?xi32>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  %p = tile.iota along 0 : !tile.reg<64xi32>
+  tile.pipelined_for %i = %c0 to %n step %c1 stages(2) {
+    // expected-error @+1 {{feeds a pipelined copy but has side effects}}
+    %rows = tile.atomic_rmw add %p, %pos[%p] : !tile.reg<64xi32>, memref<?xi32>, !tile.reg<64xi32>
+    %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.wait %t
+  }
+}
+// -----
+tile.kernel @buffer_in_the_loop(%kv: memref<?x64xbf16>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %p = tile.iota along 0 : !tile.reg<64xi32>
+  %all = tile.alloc : !tile.smem<2x64x64xbf16>
+  tile.pipelined_for %i = %c0 to %n step %c1 stages(2) {
+    %buf = tile.slice %all[%c1, %c0, %c0] : !tile.smem<2x64x64xbf16> to !tile.smem<64x64xbf16>
+    // expected-error @+1 {{in a pipelined loop must copy into a tile.alloc made before the loop}}
+    %t = tile.gather_rows %kv[%p, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.wait %t
+  }
+}
+// -----
+// expected-error @+1 {{has shape parameters; run tile-specialize first}}
+tile.kernel @generic() warpgroups(1) variants([{n = 64}]) {
+  %a = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+

@@ -64,13 +64,6 @@ static void forEachElement(OpBuilder &b, Location loc, Value positions,
     each(i, vector::ExtractOp::create(b, loc, positions, i));
 }
 
-static LogicalResult requireSharedLayout(Operation *op, Type memoryType) {
-  auto smem = dyn_cast<SmemTileType>(memoryType);
-  if (smem && !smem.getSharedLayout())
-    return op->emitOpError("shared tile has no layout: run tile-assign-layouts");
-  return success();
-}
-
 struct GatherLowering : public OpConversionPattern<GatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -78,8 +71,6 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type memoryType = op.getSource().getType();
-    if (failed(requireSharedLayout(op, memoryType)))
-      return failure();
     Type elt = cast<RegTileType>(op.getType()).getElementType();
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     SmallVector<Value> elems(vt.getNumElements());
@@ -106,8 +97,6 @@ struct ScatterLowering : public OpConversionPattern<ScatterOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type memoryType = op.getDest().getType();
-    if (failed(requireSharedLayout(op, memoryType)))
-      return failure();
     Value owner = ownerPredicate(rewriter, loc,
                                  cast<RegTileType>(op.getValue().getType()).getLayout());
     forEachElement(rewriter, loc, adaptor.getPositions(), [&](int64_t i, Value pos) {
@@ -142,8 +131,6 @@ struct AtomicRMWLowering : public OpConversionPattern<AtomicRMWOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type memoryType = op.getDest().getType();
-    if (failed(requireSharedLayout(op, memoryType)))
-      return failure();
     auto type = cast<RegTileType>(op.getType());
     // Every thread returns the old value of its own elements: a replica
     // could not, so each element must live in one thread.

@@ -218,17 +218,14 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RegTileType>(op.getType());
-    auto blocked = dyn_cast<BlockedLayoutAttr>(type.getLayout());
-    if (!blocked)
-      return op.emitOpError("needs a #tile.blocked layout, not ") << type.getLayout();
+    auto blocked = cast<BlockedLayoutAttr>(type.getLayout()); // the verifier's rule
     ThreadElements te = *getThreadElements(blocked, type.getShape());
     int64_t v = te.vector, lanes = blocked.getLanes();
     int64_t colRuns = type.getShape()[1] / (lanes * v);
     int64_t runs = te.offsets.size() / v;
     int64_t width = std::min<int64_t>(lanes, 32), rowWarps = lanes / width;
+    // Placed by tile-allocate-shared (checked before the patterns run).
     std::optional<int64_t> scratch = cast<ScratchOpInterface>(*op).getScratchOffset();
-    if (rowWarps > 1 && !scratch)
-      return op.emitOpError("has no scratch: run tile-allocate-shared first");
 
     Type elt = type.getElementType();
     bool add = op.getKind() == ReduceKind::add, isFloat = isa<FloatType>(elt);

@@ -52,9 +52,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     auto type = cast<RegTileType>(op.getValue().getType());
     auto rowsType = cast<RegTileType>(op.getRows().getType());
     auto stage = cast<SmemTileType>(op.getStaging().getType());
+    // Unswizzled: the verifier's rule; laid out: checked before the patterns.
     SharedLayoutAttr layout = stage.getSharedLayout();
-    if (!layout || layout.getSwizzle())
-      return op.emitOpError("staging needs an unswizzled #tile.shared layout");
     // The warpgroup's earlier reductions have read the tile: it may be
     // written again.
     NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, 0, rewriter.getUnitAttr());

@@ -46,6 +46,38 @@ static void materializeWaits(ModuleOp module) {
   });
 }
 
+/// The lowering needs what the passes before it give: a layout for every
+/// tile, an offset for every shared allocation and scratch.
+static LogicalResult requirePlaced(KernelOp kernel) {
+  auto unplaced = [](Type t) {
+    if (auto reg = dyn_cast<RegTileType>(t))
+      return !reg.getLayout();
+    if (auto smem = dyn_cast<SmemTileType>(t))
+      return !smem.getSharedLayout();
+    return false;
+  };
+  WalkResult r = kernel.walk([&](Operation *op) {
+    bool missing = llvm::any_of(op->getOperandTypes(), unplaced) ||
+                   llvm::any_of(op->getResultTypes(), unplaced);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        missing |= llvm::any_of(block.getArgumentTypes(), unplaced);
+    if (missing) {
+      op->emitOpError("has a tile without a layout: run tile-assign-layouts first");
+      return WalkResult::interrupt();
+    }
+    auto alloc = dyn_cast<AllocOp>(op);
+    auto scratch = dyn_cast<ScratchOpInterface>(op);
+    if ((alloc && !alloc.getOffset()) ||
+        (scratch && scratch.getScratchBytes() && !scratch.getScratchOffset())) {
+      op->emitOpError("has no shared-memory offset: run tile-allocate-shared first");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
 static std::string typeName(Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -96,7 +128,7 @@ struct ConvertTileToNVGPUPass
     if (kernels.empty())
       return;
     for (KernelOp kernel : kernels)
-      if (failed(requireSpecialized(kernel)))
+      if (failed(requireSpecialized(kernel)) || failed(requirePlaced(kernel)))
         return signalPassFailure();
     materializeWaits(module);
     groupAdjacentGemms(module);

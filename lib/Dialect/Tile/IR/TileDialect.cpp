@@ -174,13 +174,18 @@ void SmemTileType::print(AsmPrinter &printer) const {
   printTileType(printer, *this);
 }
 
-/// Sizes are positive; each dynamic one is a named shape parameter, and a
+/// Sizes are positive and the tile holds at most `maxElements` (the passes
+/// enumerate elements); each dynamic size is a named shape parameter, and a
 /// tile with parameters has no layout (layouts need the sizes).
 static LogicalResult verifyDims(function_ref<InFlightDiagnostic()> emitError,
                                 ArrayRef<int64_t> shape, Attribute layout,
-                                ArrayRef<StringAttr> symbols) {
+                                ArrayRef<StringAttr> symbols, int64_t maxElements) {
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0 && !ShapedType::isDynamic(d); }))
     return emitError() << "tile dimensions must be positive";
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (!ShapedType::isDynamic(d) && (elements *= std::min(d, maxElements + 1)) > maxElements)
+      return emitError() << "tile of more than " << maxElements << " elements";
   if (static_cast<size_t>(llvm::count(shape, ShapedType::kDynamic)) != symbols.size())
     return emitError() << "every dynamic dimension must be a named shape parameter";
   if (llvm::any_of(symbols, [](StringAttr s) { return !s || s.empty(); }))
@@ -201,7 +206,7 @@ LogicalResult RegTileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   Attribute layout, ArrayRef<StringAttr> symbols) {
   if (shape.empty() || shape.size() > 2)
     return emitError() << "register tiles are 1-D or 2-D";
-  if (failed(verifyDims(emitError, shape, layout, symbols)))
+  if (failed(verifyDims(emitError, shape, layout, symbols, kMaxRegTileElements)))
     return failure();
   if (!isTileElementType(elementType))
     return emitError() << "register tile elements must be integers or floats";
@@ -221,7 +226,7 @@ LogicalResult SmemTileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                    Attribute layout, ArrayRef<StringAttr> symbols) {
   if (shape.size() < 2 || shape.size() > 3)
     return emitError() << "shared tiles are 2-D, or 3-D rings of stages";
-  if (failed(verifyDims(emitError, shape, layout, symbols)))
+  if (failed(verifyDims(emitError, shape, layout, symbols, kMaxSmemTileElements)))
     return failure();
   if (!isTileElementType(elementType) || elementType.getIntOrFloatBitWidth() < 8)
     return emitError() << "shared tile elements must be integers or floats of "

@@ -30,8 +30,10 @@ static std::string variantName(KernelOp kernel, DictionaryAttr variant) {
   return name;
 }
 
+/// `type` with its shape parameters bound, or null (after a diagnostic at
+/// `loc`) where the sizes make no valid tile (too large, say).
 template <typename T>
-static T bind(T type, DictionaryAttr variant) {
+static T bind(T type, DictionaryAttr variant, Location loc) {
   if (type.getSymbols().empty())
     return type;
   SmallVector<int64_t> shape(type.getShape());
@@ -41,14 +43,22 @@ static T bind(T type, DictionaryAttr variant) {
       d = variant.getAs<IntegerAttr>(symbols.front()).getInt();
       symbols = symbols.drop_front();
     }
-  return T::get(shape, type.getElementType(), type.getLayout());
+  return T::getChecked([&] { return emitError(loc); }, type.getContext(), ArrayRef<int64_t>(shape),
+                       type.getElementType(), type.getLayout(), ArrayRef<StringAttr>());
 }
 
-/// Replaces the shape parameters of `kernel` (a clone) by the variant's values.
-static void bindParameters(KernelOp kernel, DictionaryAttr variant) {
+/// Replaces the shape parameters of `kernel` (a clone) by the variant's
+/// values; fails where a bound type is not valid.
+static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
+  bool invalid = false;
+  auto bound = [&](auto t) {
+    auto b = bind(t, variant, kernel.getLoc());
+    invalid |= !b;
+    return b ? b : t;
+  };
   AttrTypeReplacer replacer;
-  replacer.addReplacement([&](RegTileType t) { return bind(t, variant); });
-  replacer.addReplacement([&](SmemTileType t) { return bind(t, variant); });
+  replacer.addReplacement([&](RegTileType t) { return bound(t); });
+  replacer.addReplacement([&](SmemTileType t) { return bound(t); });
   replacer.recursivelyReplaceElementsIn(kernel, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/true);
@@ -60,6 +70,7 @@ static void bindParameters(KernelOp kernel, DictionaryAttr variant) {
     param.replaceAllUsesWith(cst);
     param.erase();
   });
+  return failure(invalid);
 }
 
 struct TileSpecializePass
@@ -85,10 +96,9 @@ struct TileSpecializePass
         clone.setSymName(name);
         clone.removeVariantsAttr();
         clone->setAttr("tile.params", variant);
-        bindParameters(clone, variant);
         symbols.insert(clone, Block::iterator(kernel));
         // The sizes that the generic kernel left unchecked are checked now.
-        if (failed(verify(clone))) {
+        if (failed(bindParameters(clone, variant)) || failed(verify(clone))) {
           kernel.emitOpError("variant #") << i << " " << variant
                                           << " does not give a valid kernel";
           return signalPassFailure();

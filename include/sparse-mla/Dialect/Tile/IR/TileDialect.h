@@ -44,6 +44,12 @@ mlir::LogicalResult SameLayoutTiles<ConcreteType>::verifyTrait(mlir::Operation *
 
 namespace sparse_mla::tile {
 
+/// The largest tiles: a register tile of a warpgroup (512 elements a
+/// thread, twice the registers it has) and a shared tile (64 MB of f32,
+/// far past the 227 KiB of a CTA, small enough that byte counts fit).
+constexpr int64_t kMaxRegTileElements = 1 << 16;
+constexpr int64_t kMaxSmemTileElements = 1 << 24;
+
 /// One dimension of a `!tile.reg` or `!tile.smem`: a size, or a shape
 /// parameter `{name}` (size kDynamic) that tile-specialize binds.
 struct TileDim {
