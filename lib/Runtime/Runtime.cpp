@@ -144,11 +144,16 @@ void Runtime::launch(Kernel &kernel, const LaunchConfig &c, void **params) {
        << " bytes of shared memory)";
   if (!kernel.function)
     throw CudaError(what.str() + ": kernel is not loaded");
-  if (c.sharedBytes > kernel.sharedLimitSet) {
-    check(driver->cuFuncSetAttribute(kernel.function, kMaxDynamicSharedSizeBytes,
-                                     static_cast<int>(c.sharedBytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for " + what.str());
-    kernel.sharedLimitSet = c.sharedBytes;
+  {
+    // Threads may launch one kernel at once: its limit is raised once, under
+    // the lock, before any launch that needs it.
+    std::lock_guard<std::mutex> lock(mutex);
+    if (c.sharedBytes > kernel.sharedLimitSet) {
+      check(driver->cuFuncSetAttribute(kernel.function, kMaxDynamicSharedSizeBytes,
+                                       static_cast<int>(c.sharedBytes)),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for " + what.str());
+      kernel.sharedLimitSet = c.sharedBytes;
+    }
   }
   check(driver->cuLaunchKernel(kernel.function, c.grid[0], c.grid[1], c.grid[2],
                                c.block[0], c.block[1], c.block[2], c.sharedBytes,

@@ -6,10 +6,12 @@
 #include "sparse-mla/Runtime/CApi.h"
 #include "sparse-mla/Runtime/Runtime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <thread>
 
 using namespace sparse_mla::runtime;
 
@@ -128,6 +130,31 @@ TEST_F(RuntimeTest, LargeSharedMemoryIsRequestedOnce) {
   rt.launch(k, c, nullptr);
   EXPECT_EQ(fake.count(kSetAttr), 1);
   EXPECT_EQ(fake.count(kLaunch), 2);
+}
+
+TEST_F(RuntimeTest, ThreadsLaunchingOneKernelRaiseItsLimitOnce) {
+  // Training frameworks launch from several threads: the shared-memory limit
+  // of a kernel is set once, and every launch happens after it.
+  Runtime rt(FAKE_CUDA_PATH);
+  Kernel &k = rt.getKernel(writeFile("good.ptx", "// ptx\n"), "k", 0);
+  LaunchConfig c;
+  c.block[0] = 256;
+  c.sharedBytes = 200 * 1024;
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      ++ready;
+      while (ready < 8) {
+      }
+      for (int i = 0; i < 10; ++i)
+        rt.launch(k, c, nullptr);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(fake.count(kSetAttr), 1);
+  EXPECT_EQ(fake.count(kLaunch), 80);
+  EXPECT_EQ(k.sharedLimitSet, c.sharedBytes);
 }
 
 TEST_F(RuntimeTest, LaunchFailureDescribesTheLaunch) {

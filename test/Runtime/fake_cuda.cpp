@@ -3,14 +3,19 @@
 // Implements the driver entry points the runtime uses. FAKE_CUDA_FAIL names
 // one entry point that then fails with CUDA_ERROR_INVALID_VALUE (1); a module
 // image must start with "//" (PTX) or the ELF magic, else loading fails with
-// CUDA_ERROR_INVALID_IMAGE (200). Counters let tests see what was called.
+// CUDA_ERROR_INVALID_IMAGE (200). Counters let tests see what was called;
+// setting an attribute takes 20 ms, so that concurrent launches that race
+// to raise a kernel's shared-memory limit overlap.
 //
 //===----------------------------------------------------------------------===//
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace {
-int counters[8];
+std::atomic<int> counters[8];
 enum { kRetain, kSetAttr, kLaunch, kLoad };
 bool fails(const char *fn) {
   const char *f = std::getenv("FAKE_CUDA_FAIL");
@@ -23,7 +28,8 @@ int fakeCtx, fakeModule, fakeFunction;
 extern "C" {
 int fake_cuda_count(int which) { return counters[which]; }
 void fake_cuda_reset() {
-  std::memset(counters, 0, sizeof(counters));
+  for (std::atomic<int> &c : counters)
+    c = 0;
   currentCtx = nullptr;
 }
 
@@ -68,6 +74,7 @@ int cuModuleGetFunction(void **f, void *, const char *name) {
 }
 int cuFuncSetAttribute(void *, int, int) {
   ++counters[kSetAttr];
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return fails("cuFuncSetAttribute") ? 1 : 0;
 }
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned,

@@ -32,6 +32,7 @@ struct Kernel {
   std::string name;
   int device = 0;
   unsigned sharedLimitSet = 0; // dynamic shared memory the function allows
+                               // (under the runtime's lock)
 };
 
 struct LaunchConfig {
@@ -56,6 +57,7 @@ public:
                     int device);
 
   /// Launches `kernel`; `params` points to each kernel parameter's value.
+  /// Threads may launch the same kernel concurrently.
   void launch(Kernel &kernel, const LaunchConfig &config, void **params);
 
   /// Number of modules loaded (for tests of the cache).
