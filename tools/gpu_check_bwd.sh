@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# On the GPU machine with bundle/ carried: the GPU tests, then
-# compute-sanitizer memcheck, racecheck and synccheck on small backwards
-# (per token and in token tiles: test/gpu/sanitize_bwd.py). Logs go to $OUT.
-# Exits non-zero, naming the steps that failed, if any step fails.
+# On the GPU machine with dist/ carried: the GPU tests against the installed
+# wheel (tools/gpu_run.sh), then compute-sanitizer memcheck, racecheck and
+# synccheck on small backwards (per token and in token tiles:
+# test/gpu/sanitize_bwd.py). Logs go to $OUT. Exits non-zero, naming the
+# steps that failed, if any step fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/build/gpu_run}
 mkdir -p "$out"
 failed=()
 timeout 500 bash "$root/tools/gpu_run.sh" -q || failed+=("pytest")
-export PYTHONPATH=$root/bundle
 for tool in memcheck racecheck synccheck; do
-  timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
-    python3 "$root/test/gpu/sanitize_bwd.py" > "$out/sanitizer-$tool.log" 2>&1 \
+  (cd /tmp && timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+    python3 "$root/test/gpu/sanitize_bwd.py") > "$out/sanitizer-$tool.log" 2>&1 \
     || failed+=("compute-sanitizer $tool")
   tail -3 "$out/sanitizer-$tool.log"
 done

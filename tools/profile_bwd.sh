@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# On the GPU machine with bundle/ carried: Nsight Compute sections and stall
-# reasons of the backward main kernel at S=4096 for each head count given
-# (default 16 64; bench/profile_bwd.py). The reports go to $OUT.
+# On the GPU machine with the wheel installed (tools/gpu_run.sh): Nsight
+# Compute sections and stall reasons of the backward main kernel at S=4096
+# for each head count given (default 16 64; bench/profile_bwd.py). The
+# reports go to $OUT.
 # usage: tools/profile_bwd.sh [HEADS ...]
 set -u
-g++ -O2 -std=c++17 -shared -fPIC -Ibundle/src/include bundle/src/Runtime/*.cpp -ldl -o bundle/sparse_mla/lib/libsparse_mla_runtime.so
-export PYTHONPATH=$PWD/bundle
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/profile}
+mkdir -p "$out"
 heads=("$@")
 [ ${#heads[@]} -eq 0 ] && heads=(16 64)
+cd /tmp || exit 1
 for h in "${heads[@]}"; do
   timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats \
     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:l1tex__t_requests_pipe_lsu_mem_global_op_red.*sum,regex:lts__t_sectors_op_red.*sum,smsp__inst_executed_op_global_red.sum" \
-    python3 bench/profile_bwd.py --seq 4096 --heads $h > $OUT/ncu-h$h.txt 2>&1
-  grep -E "Duration|Cache Throughput|Issued Warp|stalled|_red" $OUT/ncu-h$h.txt | awk '$NF+0 > 0.05 || /Duration|Throughput|Issued/' | head -40
+    python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" > "$out/ncu-h$h.txt" 2>&1
+  grep -E "Duration|Cache Throughput|Issued Warp|stalled|_red" "$out/ncu-h$h.txt" | awk '$NF+0 > 0.05 || /Duration|Throughput|Issued/' | head -40
 done

@@ -3,9 +3,14 @@
 The kernels are compiled ahead of time by ``sparse-mla-opt`` from the tile
 dialect sources in ``kernels/`` and loaded here through the runtime library.
 """
+try:  # written by tools/build_kernels.sh into the bundle and the wheel
+    from ._version import __commit__, __version__
+except ImportError:  # the source tree itself
+    __version__, __commit__ = "unknown", "unknown"
+
 from ._runtime import KernelError, kernels_dir, load_manifest
 from .bwd import SparseMLA, sparse_mla_bwd
 from .ops import postprocess, preprocess
 
-__all__ = ["KernelError", "SparseMLA", "kernels_dir", "load_manifest", "preprocess",
-           "postprocess", "sparse_mla_bwd"]
+__all__ = ["KernelError", "SparseMLA", "__commit__", "__version__", "kernels_dir",
+           "load_manifest", "preprocess", "postprocess", "sparse_mla_bwd"]

@@ -1,7 +1,12 @@
+# The tests run against the bundle of tools/build.sh (PYTHONPATH or the
+# repository's bundle/), or, with SPARSE_MLA_USE_INSTALLED=1, against the
+# installed package (the wheel).
 import os
 import sys
 from pathlib import Path
 
-bundle = os.environ.get("SPARSE_MLA_BUNDLE", str(Path(__file__).resolve().parents[2] / "bundle"))
-if bundle not in sys.path:
-    sys.path.insert(0, bundle)
+if not os.environ.get("SPARSE_MLA_USE_INSTALLED"):
+    bundle = os.environ.get("SPARSE_MLA_BUNDLE",
+                            str(Path(__file__).resolve().parents[2] / "bundle"))
+    if bundle not in sys.path:
+        sys.path.insert(0, bundle)

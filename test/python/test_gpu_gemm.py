@@ -1,6 +1,7 @@
 """tile.gemm on the tensor cores in the three operand arrangements of the
 backward (K-major x K-major, MN-major x MN-major, K-major x MN-major) and the
 three swizzles (32, 64, 128 bytes), against float64 products."""
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ from sparse_mla import _runtime
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
-PROBES = Path(__file__).resolve().parents[2] / "bundle" / "test_kernels"
+# Compiled by tools/build.sh next to the wheel.
+PROBES = Path(os.environ.get("SPARSE_MLA_TEST_KERNELS",
+                             Path(__file__).resolve().parents[2] / "dist" / "test_kernels"))
 
 
 @pytest.mark.parametrize("h", [16, 32, 64])

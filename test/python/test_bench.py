@@ -1,0 +1,51 @@
+"""The benchmark's index patterns, table and plot (no GPU)."""
+import json
+
+import pytest
+import torch
+
+from sparse_mla import bench
+
+
+def test_correlated_pattern_shares_most_keys_of_the_previous_token():
+    s, topk = 300, 64
+    idx = bench.correlated_indices(s, topk, torch.Generator().manual_seed(0), device="cpu")
+    for t in range(s):
+        row = idx[t][idx[t] >= 0].tolist()
+        assert len(row) == min(t + 1, topk) == len(set(row))
+        assert all(0 <= k <= t for k in row)
+        if t > topk:
+            prev = set(idx[t - 1].tolist())
+            assert len(prev & set(row)) >= 0.75 * topk
+
+
+def run(rows):
+    return dict(date="2026-12-03", version="0.2.0+gabc", device="H200", topk=2048,
+                command="python3 -m sparse_mla.bench", rows=rows)
+
+
+def row(peer, s, h, ms, pattern="random", **kw):
+    return dict(kind="time", peer=peer, S=s, H=h, topk=2048, pattern=pattern, ms=ms,
+                ms_min=ms, tflops=bench.flops(s, h, 2048) / ms / 1e9, **kw)
+
+
+def test_table_gives_ratios_within_the_run():
+    md = bench.table(run([row("sparse_mla", 4096, 16, 2.0, tile_tokens=4),
+                          row("sparse_mla_t1", 4096, 16, 8.0, tile_tokens=1),
+                          row("cudnn_fe_sm90", 4096, 16, 6.0),
+                          row("sparse_mla", 4096, 64, 9.0, "correlated", tile_tokens=1),
+                          dict(kind="time", peer="cudnn_fe_sm90", S=4096, H=64,
+                               pattern="correlated", error="RuntimeError()")]))
+    assert "| 4096 | 16 | 4 | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 |" in md
+    assert "## Pattern `correlated`" in md
+    assert "| 4096 | 64 | 1 | 9.00 | 328 | - | - | - | - |" in md
+
+
+def test_render_writes_json_table_and_plot(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run([row("sparse_mla", s, 16, 0.1 * s / 1024, tile_tokens=4)
+                                    for s in (2048, 4096)])))
+    assert bench.main(["--render", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "bench.md").read_text().count("| 16 | 4 |") == 2
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "out" / "bench.png").read_bytes()[:4] == b"\x89PNG"
