@@ -58,6 +58,7 @@ tile.kernel @sparse_mla_bwd(
     %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
     %dq: memref<?x?xbf16>,         // like q
     %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed (postprocess -> bf16)
+    %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
     %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
     %tile_tokens: index,           // T: 1, or T * heads_per_group <= 2 * hw
     %first_tile: index,            // the tile of block x = 0
@@ -215,8 +216,8 @@ tile.kernel @sparse_mla_bwd(
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
   %dq_init = tile.splat %zero : !dq_acc
 
-  %dq_t = tile.pipelined_for %j = %c0 to %n step %c64 stages(2)
-      iter_args(%dq_acc = %dq_init) -> (!dq_acc) {
+  %dq_t, %blocks = tile.pipelined_for %j = %c0 to %n step %c64 stages(2)
+      iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc, i32) {
     // Gather the block's kv rows.
     %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
         : memref<?x?xi32>, i32 -> !slots
@@ -243,7 +244,7 @@ tile.kernel @sparse_mla_bwd(
       tile.yield %ok : i1
     }
     %live = tile.any %slot_ok : !tile.reg<64xi1>
-    %dq_next = scf.if %live -> (!dq_acc) {
+    %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
       // Scores and their gradient, transposed: slots x this warpgroup's columns.
       %s_t = tile.gemm %sk, %q_w, %no_scores {transpose_b} : !kv_block, !q_wg, !scores
       %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
@@ -287,9 +288,10 @@ tile.kernel @sparse_mla_bwd(
 
       // dQ^T += K^T dS^T.
       %dq_new = tile.gemm %sk, %ds_w, %dq_acc {transpose_a} : !kv_block, !probs, !dq_acc
-      scf.yield %dq_new : !dq_acc
+      %one_more = arith.addi %done, %one_i32 : i32
+      scf.yield %dq_new, %one_more : !dq_acc, i32
     } else {
-      scf.yield %dq_acc : !dq_acc
+      scf.yield %dq_acc, %done : !dq_acc, i32
     }
 
     scf.if %live {
@@ -305,7 +307,7 @@ tile.kernel @sparse_mla_bwd(
       tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
           : !dkv_v_rows, memref<?x?xf32>, !slots
     }
-    tile.yield %dq_next : !dq_acc
+    tile.yield %dq_next, %done_next : !dq_acc, i32
   }
 
   // dq, written once per column: the transpose of dQ^T, padding left out.
@@ -317,4 +319,22 @@ tile.kernel @sparse_mla_bwd(
   }
   tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
       : !dq_out, memref<?x?xbf16>, !col_idx
+
+  // For tests and profiles: the blocks this CTA computed.
+  %cta_row = arith.muli %krow, %head_blocks : index
+  %cta = arith.addi %cta_row, %hb : index
+  %cta_i32 = arith.index_cast %cta : index to i32
+  %num_computed = memref.dim %computed, %c0 : memref<?xi32>
+  %num_computed_i32 = arith.index_cast %num_computed : index to i32
+  %lane = tile.iota along 1 : !tile.reg<1x128xi32>
+  %at = tile.map %lane : !tile.reg<1x128xi32> -> !tile.reg<1x128xi32> {
+  ^bb0(%l: i32):
+    %first = arith.cmpi eq, %l, %zero_i32 : i32
+    %room = arith.cmpi slt, %cta_i32, %num_computed_i32 : i32
+    %write = arith.andi %first, %room : i1
+    %r = arith.select %write, %cta_i32, %none : i32
+    tile.yield %r : i32
+  }
+  %count = tile.splat %blocks : !tile.reg<1x128xi32>
+  tile.scatter %count, %computed[%at] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
 }

@@ -135,7 +135,7 @@ def _check(q, kv, o, do, indices, lse):
 
 
 def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
-                   lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None):
+                   lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None, stats=None):
     """Gradients (dq, dkv) of sparse MLA, like TileLang's ``sparse_mla_bwd``.
 
     q [B,S,H,D+D_tail] bf16, kv [B,Skv,G,D+D_tail] bf16, o and do [B,S,H,D]
@@ -145,7 +145,10 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     (negative, >= Skv, > s when causal) contribute nothing. dq is bf16; dkv
     is bf16, or the float32 accumulator with ``dkv_dtype=torch.float32``.
     ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
-    adjacent tokens that share one gather and scatter of their keys."""
+    adjacent tokens that share one gather and scatter of their keys. A dict
+    passed as ``stats`` receives "tile_tokens" (T) and "blocks": an int32
+    tensor of the 64-slot blocks each CTA of the main kernel computed (those
+    without a valid slot are skipped), in launch order."""
     if dkv_dtype not in (torch.bfloat16, torch.float32):
         raise TypeError(f"dkv_dtype must be torch.bfloat16 or torch.float32, got {dkv_dtype}")
     if sm_scale is not None and not math.isfinite(float(sm_scale)):
@@ -158,6 +161,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     tokens, rows = b * s, b * skv * g
     dq = torch.empty_like(q)
     ws = torch.zeros(kv.shape, dtype=torch.float32, device=q.device)
+    computed = []
     if tokens and rows:
         delta = preprocess(o, do)
         name, per_cta = select_variant(t * heads, d_v, dqk - d_v)
@@ -182,16 +186,20 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 _runtime.launch(select_union(skv, t * topk), [n, g],
                                 [idx, keys, bits, counts, s, skv, t, first,
                                  int(bool(is_causal))], device, stream)
+            computed.append(idx.new_zeros(n * g * blocks if stats is not None else 0))
             _runtime.launch(
                 name, [n, g * blocks],
                 [q.view(tokens * h, dqk), kv.view(rows, dqk), do.view(tokens * h, d_v),
                  keys, bits, counts, lse.view(tokens, h), delta.view(tokens, h),
-                 dq.view(tokens * h, dqk), ws.view(rows, dqk),
+                 dq.view(tokens * h, dqk), ws.view(rows, dqk), computed[-1],
                  s, skv, g, heads, t, first, int(bool(is_causal)), sm_scale * LOG2E,
                  1.0 if lse_base2 else LOG2E, sm_scale],
                 device, stream)
     elif tokens:
         dq.zero_()
+    if stats is not None:
+        stats["tile_tokens"] = t
+        stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
     if dkv_dtype == torch.float32:
         return dq, ws
     return dq, postprocess(ws) if ws.numel() else ws.to(torch.bfloat16)

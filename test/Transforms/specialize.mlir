@@ -61,3 +61,15 @@ tile.kernel @taken_n16(%out: memref<?x?xf32>) warpgroups(1) {
 tile.kernel @taken(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
+
+// -----
+
+// A variant may bind sizes no tile can have (found by tools/fuzz_opt.py: the
+// passes after it enumerated billions of elements). Each bound type is
+// checked; the error names the variant.
+// expected-error @+2 {{tile of more than 65536 elements}}
+// expected-error @+1 {{variant #0 {n = 1073741824 : i64} does not give a valid kernel}}
+tile.kernel @huge(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 1073741824}]) {
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : !tile.reg<64x{n}xf32>
+}

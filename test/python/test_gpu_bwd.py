@@ -121,8 +121,9 @@ def test_invalid_repeated_and_empty_rows():
 @pytest.mark.parametrize("h", [16, 64])
 def test_blocks_without_valid_slots_are_skipped(h):
     # Blocks 1 and 2 of 4 hold no valid slot (-1, negative, >= Skv): the kernel
-    # skips them, and the blocks around them still count (both pipelines:
-    # 2 stages at 32 heads per CTA, 1 at 64).
+    # skips them (its count of computed blocks says so), and the blocks
+    # around them still count (both pipelines: 2 stages at 32 columns per
+    # CTA, 1 at 64).
     s, skv, topk = 96, 300, 256
     gen = torch.Generator(device="cuda").manual_seed(11)
     idx = torch.randint(0, skv, (1, s, 1, topk), device="cuda", generator=gen,
@@ -131,7 +132,15 @@ def test_blocks_without_valid_slots_are_skipped(h):
     idx[..., 128:160] = -7
     idx[..., 160:192] = skv + 5
     idx[0, 40, 0, 130] = 17                          # one valid slot: block 2 runs
-    run_and_check(*make_case(s, h, topk, skv=skv, causal=False, indices=idx, seed=12))
+    args, kw = make_case(s, h, topk, skv=skv, causal=False, indices=idx, seed=12,
+                         token_tile=1)
+    run_and_check(args, kw)
+    stats = {}
+    sparse_mla.sparse_mla_bwd(*args, **kw, stats=stats)
+    want = torch.full((s,), 2, dtype=torch.int32)   # one CTA per token
+    want[40] = 3
+    assert stats["tile_tokens"] == 1
+    assert torch.equal(stats["blocks"].cpu(), want)
 
 
 # Token tiles: a CTA works over the union of the keys of T adjacent tokens,
@@ -147,8 +156,26 @@ def test_token_tiles_of_disjoint_keys():
     # Tokens of a tile share no key: the union is T times a row.
     s, skv, topk = 32, 32 * 64, 64
     idx = torch.arange(s * topk, device="cuda", dtype=torch.int32).view(1, s, 1, topk)
-    run_and_check(*make_case(s, 16, topk, skv=skv, causal=False, indices=idx, seed=21,
-                             token_tile=4))
+    args, kw = make_case(s, 16, topk, skv=skv, causal=False, indices=idx, seed=21,
+                         token_tile=4)
+    run_and_check(args, kw)
+    stats = {}
+    sparse_mla.sparse_mla_bwd(*args, **kw, stats=stats)
+    assert torch.equal(stats["blocks"].cpu(), torch.full((8,), 4, dtype=torch.int32))
+
+
+def test_token_tiles_gather_shared_keys_once():
+    # 64 tokens with the same 128 keys: 16 tiles of 4 compute 2 blocks each,
+    # where 64 tokens one by one compute 2 blocks each.
+    s, skv, topk = 64, 500, 128
+    idx = torch.randperm(skv, device="cuda")[:topk].int().repeat(1, s, 1, 1)
+    args, kw = make_case(s, 16, topk, skv=skv, causal=False, indices=idx, seed=29)
+    run_and_check(args, kw)
+    for tile, blocks in ((None, 16 * 2), (1, 64 * 2)):
+        stats = {}
+        sparse_mla.sparse_mla_bwd(*args, **dict(kw, token_tile=tile), stats=stats)
+        assert stats["tile_tokens"] == (4 if tile is None else 1)
+        assert int(stats["blocks"].sum()) == blocks
 
 
 def test_token_tiles_with_empty_and_repeated_rows():

@@ -691,3 +691,11 @@ func.func @f(%v: !tile.reg<64x64xf32, #tile.mma>, %m: memref<?x?xf32>,
   return
 }
 
+// -----
+// Found by tools/fuzz_opt.py: the layout of a huge tile enumerated its
+// elements until memory ran out.
+// expected-error @+1 {{tile of more than 65536 elements}}
+func.func private @f(!tile.reg<2147483647x1024xi32, #tile.blocked<vector = 4, lanes = 128>>)
+// -----
+// expected-error @+1 {{tile of more than 16777216 elements}}
+func.func private @f(!tile.smem<4096x8192xbf16>)
