@@ -100,6 +100,7 @@ tile.kernel @sparse_mla_bwd(
   %tn = arith.minui %tile_tokens, %left : index
   %row_start = arith.muli %b, %seq_len : index
   %t0 = arith.addi %row_start, %s0 : index
+  // Its slots: row krow of `keys`, n of them in use.
   %slot_row = arith.muli %local, %groups : index
   %krow = arith.addi %slot_row, %g : index
   %counted = arith.cmpi ugt, %num_counts, %c0 : index

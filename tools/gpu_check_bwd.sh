@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine with dist/ carried: the GPU tests against the installed
-# wheel (tools/gpu_run.sh), then compute-sanitizer memcheck, racecheck and
+# wheel (tools/gpu_run.sh), compute-sanitizer memcheck, racecheck and
 # synccheck on small backwards (per token and in token tiles:
-# test/gpu/sanitize_bwd.py). Logs go to $OUT. Exits non-zero, naming the
-# steps that failed, if any step fails.
+# test/gpu/sanitize_bwd.py), and a short benchmark (python3 -m
+# sparse_mla.bench; its options can be given here). Logs go to $OUT. Exits
+# non-zero, naming the steps that failed, if any step fails.
+# usage: tools/gpu_check_bwd.sh [bench options]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/build/gpu_run}
@@ -16,6 +18,11 @@ for tool in memcheck racecheck synccheck; do
     || failed+=("compute-sanitizer $tool")
   tail -3 "$out/sanitizer-$tool.log"
 done
+bench=("$@")
+[ ${#bench[@]} -eq 0 ] && bench=(--shapes 2048x16,2048x64 --reps 5)
+(cd /tmp && timeout 300 python3 -m sparse_mla.bench --out "$out/bench" "${bench[@]}") \
+  > "$out/bench.log" 2>&1 || failed+=("benchmark")
+tail -2 "$out/bench.log"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'FAILED: %s\n' "${failed[@]}"
   exit 1

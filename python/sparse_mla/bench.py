@@ -272,7 +272,8 @@ def main(argv=None):
                command="python3 -m sparse_mla.bench " + " ".join(argv or sys.argv[1:]),
                protocol="DESIGN.md section 6", rows=rows)
     write(run, Path(a.out))
-    return 0
+    failed = [r for r in rows if "error" in r and r["peer"].startswith("sparse_mla")]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
