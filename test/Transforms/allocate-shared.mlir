@@ -35,3 +35,14 @@ tile.kernel @scan_scratch() warpgroups(2) {
   %x = tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
   %s = tile.scan add %x : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
 }
+// -----
+// Rows of 64 lanes: two rows per pass, two warps each; every warp still
+// has its own total per run (1 run x 4 warps x 4 bytes).
+// CHECK-LABEL: tile.kernel @scan_two_rows
+// CHECK-SAME: tile.shared_bytes = 1040
+// CHECK: tile.scan  add %{{.*}} {scratch = 1024 : i64}
+tile.kernel @scan_two_rows() warpgroups(1) {
+  %a = tile.alloc : !tile.smem<1x16xi32>
+  %x = tile.iota along 1 : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>
+  %s = tile.scan add %x : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>
+}

@@ -19,7 +19,9 @@ static int64_t warpgroupsOf(Operation *op) {
   auto func = op->getParentOfType<gpu::GPUFuncOp>();
   std::optional<ArrayRef<int32_t>> size =
       func ? func.getKnownBlockSize() : std::nullopt;
-  return size && !size->empty() ? std::max<int64_t>(1, (*size)[0] / 128) : 1;
+  return size && !size->empty()
+             ? std::max<int64_t>(1, (*size)[0] / hopper::kWarpgroupThreads)
+             : 1;
 }
 
 /// cp.async of 16-byte chunks into a shared tile; `source` gives, for each
@@ -46,7 +48,7 @@ static void emitAsyncCopy(
         sharedRunPointer(rewriter, loc, dstBase, dst, run, layout, te.vector);
     ifThen(rewriter, loc, mine, [&](OpBuilder &b) {
       auto [ptr, valid] = source(b, run);
-      Value size = arith::SelectOp::create(b, loc, valid, i32Const(b, loc, 16),
+      Value size = arith::SelectOp::create(b, loc, valid, i32Const(b, loc, hopper::kAccessBytes),
                                            i32Const(b, loc, 0));
       NVVM::CpAsyncOp::create(b, loc, dstPtr, ptr, 16u,
                               NVVM::LoadCacheModifierKind::CG, size);
@@ -65,7 +67,8 @@ struct AsyncCopyLowering : public OpConversionPattern<AsyncCopyOp> {
     BlockedLayoutAttr layout = getCoalescedLayout(
         getContext(), dst.getShape(), getElementBytes(dst.getElementType()));
     if (!layout)
-      return op.emitOpError("cannot spread ") << dst << " over 128 threads";
+      return op.emitOpError("cannot spread ")
+             << dst << " over " << hopper::kWarpgroupThreads << " threads";
     Type elt = dst.getElementType();
     SmallVector<Value> bounds;
     if (adaptor.getBound())
@@ -102,7 +105,7 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
     auto layout = rowsLayout ? dyn_cast<BlockedLayoutAttr>(rowsLayout.getParent())
                              : BlockedLayoutAttr();
     if (!layout || rowsLayout.getDim() != 1 ||
-        layout.getVector() * getElementBytes(dst.getElementType()) != 16)
+        layout.getVector() * getElementBytes(dst.getElementType()) != hopper::kAccessBytes)
       return op.emitOpError("row indices need the rows of a 16-byte blocked "
                             "layout (run tile-assign-layouts)");
     Type elt = dst.getElementType();

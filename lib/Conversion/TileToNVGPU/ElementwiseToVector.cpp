@@ -169,7 +169,7 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
       Value &acc = partial[slicePosition(res, off[keep])];
       acc = acc ? combine(acc, e) : e;
     }
-    Value width = i32Const(rewriter, loc, 32);
+    Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
     for (Value &acc : partial)
       for (unsigned m : *masks) {
         auto shfl = gpu::ShuffleOp::create(rewriter, loc, acc,
@@ -223,7 +223,7 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
     int64_t v = te.vector, lanes = blocked.getLanes();
     int64_t colRuns = type.getShape()[1] / (lanes * v);
     int64_t runs = te.offsets.size() / v;
-    int64_t width = std::min<int64_t>(lanes, 32), rowWarps = lanes / width;
+    int64_t width = std::min<int64_t>(lanes, hopper::kWarpThreads), rowWarps = lanes / width;
     // Placed by tile-allocate-shared (checked before the patterns run).
     std::optional<int64_t> scratch = cast<ScratchOpInterface>(*op).getScratchOffset();
 
@@ -272,8 +272,10 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
     SmallVector<Value> warpsBefore(runs, identity), rowTotal(warpTotal);
     if (rowWarps > 1) {
       Value tid = threadInWarpgroup(rewriter, loc);
-      Value warp = arith::DivUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 32));
-      Value lane = arith::RemUIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 32));
+      Value warp = arith::DivUIOp::create(rewriter, loc, tid,
+                                          i32Const(rewriter, loc, hopper::kWarpThreads));
+      Value lane = arith::RemUIOp::create(rewriter, loc, tid,
+                                          i32Const(rewriter, loc, hopper::kWarpThreads));
       Value region = arith::AddIOp::create(
           rewriter, loc, i32Const(rewriter, loc, *scratch),
           arith::MulIOp::create(rewriter, loc, warpgroupIndex(rewriter, loc),

@@ -116,12 +116,12 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     // One wgmma chain over K per 64 rows and piece of at most 256 columns;
     // a thread's registers of columns [n0, n0 + w) are the w/2 from n0/2.
     SmallVector<Value> results;
-    for (int64_t mb = 0; mb < m / 64; ++mb) {
-      for (int64_t n0 = 0; n0 < n; n0 += 256) {
-        int64_t width = std::min<int64_t>(256, n - n0);
+    for (int64_t mb = 0; mb < m / hopper::kWgmmaM; ++mb) {
+      for (int64_t n0 = 0; n0 < n; n0 += hopper::kWgmmaMaxN) {
+        int64_t width = std::min<int64_t>(hopper::kWgmmaMaxN, n - n0);
         auto structType = LLVM::LLVMStructType::getLiteral(
             ctx, SmallVector<Type>(width / 2, f32));
-        auto shape = NVVM::MMAShapeAttr::get(ctx, 64, width, 16);
+        auto shape = NVVM::MMAShapeAttr::get(ctx, hopper::kWgmmaM, width, hopper::kWgmmaK);
         int64_t first = mb * perBlock + n0 / 2;
         Value s = LLVM::UndefOp::create(rewriter, loc, structType);
         if (!zeroInit)
@@ -129,13 +129,14 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
             s = LLVM::InsertValueOp::create(
                 rewriter, loc, s,
                 vector::ExtractOp::create(rewriter, loc, acc, first + i), i);
-        for (int64_t kk = 0; kk < k / 16; ++kk) {
+        for (int64_t kk = 0; kk < k / hopper::kWgmmaK; ++kk) {
           auto scaleD = NVVM::WGMMAScaleOutAttr::get(
               ctx, zeroInit && kk == 0 ? NVVM::WGMMAScaleOut::zero
                                        : NVVM::WGMMAScaleOut::one);
           s = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, structType, s, da->at(rewriter, loc, 64 * mb, 16 * kk),
-              db->at(rewriter, loc, n0, 16 * kk), shape,
+              rewriter, loc, structType, s,
+              da->at(rewriter, loc, hopper::kWgmmaM * mb, hopper::kWgmmaK * kk),
+              db->at(rewriter, loc, n0, hopper::kWgmmaK * kk), shape,
               typeAttr(aType.getElementType()), typeAttr(bType.getElementType()),
               NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32), scaleD,
               scaleIn, scaleIn, layoutA, layoutB, NVVM::MMAIntOverflowAttr());

@@ -158,7 +158,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       Value colBase = arith::SubIOp::create(
           rewriter, loc, runs.front().base[1],
           pick(i32Const(rewriter, loc, 2), i32Const(rewriter, loc, 0)));
-      Value width = i32Const(rewriter, loc, 32), one = i32Const(rewriter, loc, 1);
+      Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
+      Value one = i32Const(rewriter, loc, 1);
       // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
       for (size_t p = 0; p + 1 < runs.size(); p += 2) {
         const Run &top = runs[p], &bottom = runs[p + 1];

@@ -47,12 +47,12 @@ Value sparse_mla::tile::toI32(OpBuilder &b, Location loc, Value v) {
 Value sparse_mla::tile::threadInWarpgroup(OpBuilder &b, Location loc) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value t32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), tid);
-  return arith::RemUIOp::create(b, loc, t32, i32Const(b, loc, 128));
+  return arith::RemUIOp::create(b, loc, t32, i32Const(b, loc, hopper::kWarpgroupThreads));
 }
 
 Value sparse_mla::tile::warpgroupIndex(OpBuilder &b, Location loc) {
   Value tid = toI32(b, loc, gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  Value wg = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, 128));
+  Value wg = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, hopper::kWarpgroupThreads));
   // As CUTLASS does: what derives from a value ptxas knows to be uniform
   // (shared addresses, wgmma descriptors) lives in uniform registers.
   return gpu::ShuffleOp::create(b, loc, wg, i32Const(b, loc, 0), i32Const(b, loc, 32),
@@ -69,7 +69,7 @@ Value sparse_mla::tile::evalBaseTerm(OpBuilder &b, Location loc, Value tid,
     v = arith::RemUIOp::create(b, loc, v, i32Const(b, loc, t.modulus));
   v = arith::MulIOp::create(b, loc, v, i32Const(b, loc, t.scale));
   if (t.warpScale) {
-    Value warp = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, 32));
+    Value warp = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, hopper::kWarpThreads));
     Value w = arith::MulIOp::create(b, loc, warp, i32Const(b, loc, t.warpScale));
     v = arith::AddIOp::create(b, loc, v, w);
   }
@@ -251,7 +251,7 @@ void sparse_mla::tile::emitPtx(OpBuilder &b, Location loc, ValueRange operands,
 /// is the CTA's).
 void sparse_mla::tile::warpgroupBarrier(OpBuilder &b, Location loc) {
   Value id = arith::AddIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, 1));
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Const(b, loc, 128),
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32Const(b, loc, hopper::kWarpgroupThreads),
                           NVVM::BarrierReductionAttr{}, Value());
 }
 
@@ -262,7 +262,7 @@ static bool runsStartInFirstChunk(Attribute layout, unsigned elementBytes,
   BaseTerm col = getBaseTerms(layout, 2)[1];
   int64_t steps = col.modulus ? col.modulus - 1 : 127 / col.divisor;
   int64_t maxCol = steps * col.scale + 3 * col.warpScale;
-  return (maxCol + vector) * elementBytes <= 16;
+  return (maxCol + vector) * elementBytes <= hopper::kAccessBytes;
 }
 
 /// Shared-memory address of each run of a register tile (in `regLayout`,

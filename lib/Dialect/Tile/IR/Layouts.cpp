@@ -25,7 +25,7 @@ sparse_mla::tile::getThreadElements(Attribute layout, ArrayRef<int64_t> shape,
     if (shape.size() != 2)
       return fail(why, "#tile.blocked needs a 2-D tile");
     int64_t v = blocked.getVector(), l = blocked.getLanes();
-    int64_t rowsPerPass = 128 / l, colsPerPass = l * v;
+    int64_t rowsPerPass = hopper::kWarpgroupThreads / l, colsPerPass = l * v;
     if (shape[0] % rowsPerPass || shape[1] % colsPerPass)
       return fail(why, "#tile.blocked<vector = " + Twine(v) + ", lanes = " +
                            Twine(l) + "> covers " + Twine(rowsPerPass) + "x" +
@@ -39,9 +39,9 @@ sparse_mla::tile::getThreadElements(Attribute layout, ArrayRef<int64_t> shape,
     return te;
   }
   if (isa_and_present<MmaLayoutAttr>(layout)) {
-    if (shape.size() != 2 || shape[0] % 64 || shape[1] % 8)
+    if (shape.size() != 2 || shape[0] % hopper::kWgmmaM || shape[1] % hopper::kWgmmaNStep)
       return fail(why, "#tile.mma needs a 2-D tile of 64k rows and 8n columns");
-    for (int64_t mb = 0; mb < shape[0] / 64; ++mb)
+    for (int64_t mb = 0; mb < shape[0] / hopper::kWgmmaM; ++mb)
       for (int64_t i = 0; i < shape[1] / 8; ++i)
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t e = 0; e < 2; ++e)
@@ -113,7 +113,7 @@ BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,
   // The widest accesses that fit, then the most lanes per row.
   for (int64_t v = std::max<int64_t>(1, 16 / elementBytes); v >= 1; v /= 2)
     for (int64_t l = maxLanes; l >= 1; l /= 2)
-      if (shape[1] % (l * v) == 0 && shape[0] % (128 / l) == 0)
+      if (shape[1] % (l * v) == 0 && shape[0] % (hopper::kWarpgroupThreads / l) == 0)
         return BlockedLayoutAttr::get(ctx, v, l);
   return {};
 }
@@ -153,7 +153,7 @@ int64_t sparse_mla::tile::getSharedTileBytes(SmemTileType type) {
     int64_t blocks = llvm::divideCeil(rowBytes, width);
     bytes = std::max(bytes, (blocks - 1) * l.getBlockStride() + rows * l.getPitch());
   }
-  return llvm::alignTo(bytes, 1024);
+  return llvm::alignTo(bytes, hopper::kSwizzleAtomBytes);
 }
 
 int64_t sparse_mla::tile::getSharedAllocBytes(SmemTileType type) {

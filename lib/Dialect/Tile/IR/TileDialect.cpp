@@ -51,8 +51,9 @@ BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!llvm::isPowerOf2_32(vector) || vector > 16)
     return emitError() << "vector must be a power of two up to 16, got "
                        << vector;
-  if (!llvm::isPowerOf2_32(lanes) || lanes > 128)
-    return emitError() << "lanes must be a power of two up to 128, got "
+  if (!llvm::isPowerOf2_32(lanes) || lanes > hopper::kWarpgroupThreads)
+    return emitError() << "lanes must be a power of two up to "
+                       << hopper::kWarpgroupThreads << ", got "
                        << lanes;
   return success();
 }
@@ -439,14 +440,14 @@ LogicalResult ScanOp::verify() {
 int64_t ScanOp::getScratchBytes() {
   auto type = cast<RegTileType>(getSource().getType());
   auto blocked = dyn_cast_if_present<BlockedLayoutAttr>(type.getLayout());
-  if (!blocked || blocked.getLanes() <= 32)
+  if (!blocked || blocked.getLanes() <= hopper::kWarpThreads)
     return 0;
   // One total per run of a thread and per warp of its row.
   FailureOr<ThreadElements> te = getThreadElements(blocked, type.getShape());
   if (failed(te))
     return 0;
   int64_t runs = te->offsets.size() / te->vector;
-  return runs * (blocked.getLanes() / 32) * 4;
+  return runs * hopper::kWarpgroupWarps * 4;
 }
 
 LogicalResult MapOp::verify() {
@@ -677,8 +678,9 @@ LogicalResult ScatterAddRowsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllocOp::verify() {
-  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % 1024))
-    return emitOpError("offset must be a non-negative multiple of 1024 bytes");
+  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % hopper::kSwizzleAtomBytes))
+    return emitOpError("offset must be a non-negative multiple of ")
+           << hopper::kSwizzleAtomBytes << " bytes";
   return success();
 }
 
@@ -756,8 +758,8 @@ static LogicalResult verifyCopyInto(Operation *op, MemRefType src,
   if (ShapedType::isDynamic(dst.getShape()[1]))
     return success(); // checked once the parameter is bound
   int64_t rowBytes = dst.getShape()[1] * getElementBytes(dst.getElementType());
-  if (rowBytes % 16)
-    return op->emitOpError("copies whole 16-byte chunks; rows of ")
+  if (rowBytes % hopper::kAccessBytes)
+    return op->emitOpError("copies whole ") << hopper::kAccessBytes << "-byte chunks; rows of "
            << rowBytes << " bytes are not";
   return success();
 }
@@ -816,12 +818,12 @@ LogicalResult GemmOp::verify() {
   if (getTileDim(accType, 0) != m || getTileDim(accType, 1) != n)
     return emitOpError("accumulator must be ") << m.str() << "x" << n.str();
   // Shape parameters are checked once bound.
-  if (m.isStatic() && m.size % 64)
-    return emitOpError("M (") << m.size << ") must be a multiple of 64";
-  if (n.isStatic() && n.size % 8)
-    return emitOpError("N (") << n.size << ") must be a multiple of 8";
-  if (ka.isStatic() && ka.size % 16)
-    return emitOpError("K (") << ka.size << ") must be a multiple of 16";
+  if (m.isStatic() && m.size % hopper::kWgmmaM)
+    return emitOpError("M (") << m.size << ") must be a multiple of " << hopper::kWgmmaM;
+  if (n.isStatic() && n.size % hopper::kWgmmaNStep)
+    return emitOpError("N (") << n.size << ") must be a multiple of " << hopper::kWgmmaNStep;
+  if (ka.isStatic() && ka.size % hopper::kWgmmaK)
+    return emitOpError("K (") << ka.size << ") must be a multiple of " << hopper::kWgmmaK;
   if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
     return emitOpError("accumulator must have the #tile.mma layout");
   return success();

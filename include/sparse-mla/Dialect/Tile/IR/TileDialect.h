@@ -2,6 +2,8 @@
 #ifndef SPARSE_MLA_DIALECT_TILE_IR_TILEDIALECT_H
 #define SPARSE_MLA_DIALECT_TILE_IR_TILEDIALECT_H
 
+#include "sparse-mla/Target/Hopper.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -43,6 +45,10 @@ mlir::LogicalResult SameLayoutTiles<ConcreteType>::verifyTrait(mlir::Operation *
 #include "sparse-mla/Dialect/Tile/IR/TileOps.h.inc"
 
 namespace sparse_mla::tile {
+
+/// The target's numbers (sparse-mla/Target/Hopper.h), as `hopper::` in the
+/// dialect, its passes and its lowering.
+namespace hopper = ::sparse_mla::hopper;
 
 /// The largest tiles: a register tile of a warpgroup (512 elements a
 /// thread, twice the registers it has) and a shared tile (64 MB of f32,

@@ -66,7 +66,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     ::llvm::ArrayRef<::mlir::Type> getResultTypes() { return getFunctionType().getResults(); }
     ::mlir::Region *getCallableRegion() { return &getBody(); }
     /// Threads of one CTA.
-    int64_t getNumThreads() { return 128 * getWarpgroups(); }
+    int64_t getNumThreads() { return ::sparse_mla::hopper::kWarpgroupThreads * getWarpgroups(); }
     /// The names of the shape parameters used in the body, in order of use.
     ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
   }];

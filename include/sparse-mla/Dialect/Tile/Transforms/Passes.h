@@ -3,12 +3,12 @@
 #define SPARSE_MLA_DIALECT_TILE_TRANSFORMS_PASSES_H
 
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "sparse-mla/Target/Hopper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
 
 namespace sparse_mla::tile {
-/// The dynamic shared memory one Hopper CTA may use (227 KiB).
-constexpr int64_t kSharedBytesPerCTA = 232448;
+using hopper::kSharedBytesPerCTA;
 
 #define GEN_PASS_DECL
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"

@@ -1,0 +1,38 @@
+//===- Hopper.h - The numbers of the sm_90a target --------------*- C++ -*-===//
+//
+// The one home of the target's sizes and limits that the dialect, the
+// passes and the lowering share: how threads make warps and warpgroups, what
+// one wgmma computes, what shared memory a CTA has and how it is aligned.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SPARSE_MLA_TARGET_HOPPER_H
+#define SPARSE_MLA_TARGET_HOPPER_H
+
+#include <cstdint>
+
+namespace sparse_mla::hopper {
+
+/// Threads of a warp; warps of a warpgroup, the unit a register tile is
+/// spread over and a wgmma is issued by.
+constexpr int64_t kWarpThreads = 32;
+constexpr int64_t kWarpgroupWarps = 4;
+constexpr int64_t kWarpgroupThreads = kWarpThreads * kWarpgroupWarps;
+
+/// Dynamic shared memory one CTA may use (227 KiB).
+constexpr int64_t kSharedBytesPerCTA = 232448;
+/// The 128-byte swizzle repeats every 8 rows of 128 bytes: shared tiles
+/// start on multiples of it so that the pattern lines up with the address.
+constexpr int64_t kSwizzleAtomBytes = 1024;
+/// The widest access of a thread (cp.async, ld/st.v4): 16 bytes.
+constexpr int64_t kAccessBytes = 16;
+
+/// wgmma.mma_async with 16-bit operands: M rows per warpgroup, K per
+/// instruction, N a multiple of kWgmmaNStep up to kWgmmaMaxN.
+constexpr int64_t kWgmmaM = 64;
+constexpr int64_t kWgmmaK = 16;
+constexpr int64_t kWgmmaNStep = 8;
+constexpr int64_t kWgmmaMaxN = 256;
+
+} // namespace sparse_mla::hopper
+
+#endif
