@@ -44,6 +44,14 @@ std::string messageOf(const std::function<void()> &f) {
   return "";
 }
 
+/// 256 threads and 200 KiB of shared memory: more than the default limit.
+LaunchConfig largeSharedLaunch() {
+  LaunchConfig c;
+  c.block[0] = 256;
+  c.sharedBytes = 200 * 1024;
+  return c;
+}
+
 class RuntimeTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -123,9 +131,7 @@ TEST_F(RuntimeTest, MissingFunctionNamesKernelAndFile) {
 TEST_F(RuntimeTest, LargeSharedMemoryIsRequestedOnce) {
   Runtime rt(FAKE_CUDA_PATH);
   Kernel &k = rt.getKernel(writeFile("good.ptx", "// ptx\n"), "k", 0);
-  LaunchConfig c;
-  c.block[0] = 256;
-  c.sharedBytes = 200 * 1024;
+  LaunchConfig c = largeSharedLaunch();
   rt.launch(k, c, nullptr);
   rt.launch(k, c, nullptr);
   EXPECT_EQ(fake.count(kSetAttr), 1);
@@ -137,9 +143,7 @@ TEST_F(RuntimeTest, ThreadsLaunchingOneKernelRaiseItsLimitOnce) {
   // of a kernel is set once, and every launch happens after it.
   Runtime rt(FAKE_CUDA_PATH);
   Kernel &k = rt.getKernel(writeFile("good.ptx", "// ptx\n"), "k", 0);
-  LaunchConfig c;
-  c.block[0] = 256;
-  c.sharedBytes = 200 * 1024;
+  LaunchConfig c = largeSharedLaunch();
   std::vector<std::thread> threads;
   std::atomic<int> ready{0};
   for (int t = 0; t < 8; ++t)

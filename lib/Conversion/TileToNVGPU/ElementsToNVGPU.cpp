@@ -75,15 +75,13 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
     auto vt = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     SmallVector<Value> elems(vt.getNumElements());
     forEachElement(rewriter, loc, adaptor.getPositions(), [&](int64_t i, Value pos) {
-      if (!adaptor.getPad()) {
-        Value ptr = elementPointer(rewriter, loc, memoryType, adaptor.getSource(), pos);
-        elems[i] = LLVM::LoadOp::create(rewriter, loc, elt, ptr);
-        return;
-      }
-      elems[i] = ifPosition(rewriter, loc, pos, adaptor.getPad(), [&](OpBuilder &b) -> Value {
-        Value ptr = elementPointer(b, loc, memoryType, adaptor.getSource(), pos);
-        return LLVM::LoadOp::create(b, loc, elt, ptr);
-      });
+      auto load = [&](OpBuilder &b) -> Value {
+        return LLVM::LoadOp::create(
+            b, loc, elt, elementPointer(b, loc, memoryType, adaptor.getSource(), pos));
+      };
+      // Without a pad every position is valid: no check.
+      elems[i] = adaptor.getPad() ? ifPosition(rewriter, loc, pos, adaptor.getPad(), load)
+                                  : load(rewriter);
     });
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
     return success();
