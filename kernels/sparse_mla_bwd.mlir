@@ -16,6 +16,9 @@
 //     dS^T  = P^T (dP^T - Delta) * sm_scale
 //     dQ^T += K^T dS^T                            (fp32 registers, all slots)
 //     dKV[rows] += dS^T Q + P^T dO                (red.global.add into fp32)
+// The fp32 dKV workspace keeps its columns interleaved in groups of 16, in
+// the order a thread holds the GEMM results, so each thread adds 16 bytes of
+// its registers at once; the postprocess puts them back in order.
 // Warpgroup w owns half of the columns: its S^T, dP^T, P^T, dS^T and dQ^T.
 // dKV is computed 64 columns at a time, the chunks alternating between the
 // warpgroups (tile-split-d). The gather of the next block overlaps the
@@ -57,7 +60,7 @@ tile.kernel @sparse_mla_bwd(
     %lse: memref<?x?xf32>,         // [B * S, H]
     %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
     %dq: memref<?x?xbf16>,         // like q
-    %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed (postprocess -> bf16)
+    %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed, interleaved (postprocess)
     %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
     %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
     %tile_tokens: index,           // T: 1, or T * heads_per_group <= 2 * hw
@@ -302,11 +305,11 @@ tile.kernel @sparse_mla_bwd(
       %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
       %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
       tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
-          : !dkv_rows, memref<?x?xf32>, !slots
+          {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
       %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
       %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
       tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
-          : !dkv_v_rows, memref<?x?xf32>, !slots
+          {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
     }
     tile.yield %dq_next, %done_next : !dq_acc, i32
   }

@@ -200,9 +200,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if stats is not None:
         stats["tile_tokens"] = t
         stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
-    if dkv_dtype == torch.float32:
-        return dq, ws
-    return dq, postprocess(ws) if ws.numel() else ws.to(torch.bfloat16)
+    if not ws.numel():
+        return dq, ws.to(dkv_dtype)
+    return dq, postprocess(ws, out=torch.empty_like(ws, dtype=dkv_dtype))
 
 
 @torch.library.custom_op("sparse_mla::bwd", mutates_args=())

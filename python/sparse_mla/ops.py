@@ -70,24 +70,40 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
 
 
 def postprocess(ws: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
-    """The float32 dKV workspace rounded to bf16 (nearest even).
+    """The backward's float32 dKV workspace in the natural column order, in
+    bf16 (rounded to nearest even) or, with a float32 ``out``, float32.
 
-    ws: float32 [..., C], C a multiple of 8. Returns (or writes into ``out``)
-    bf16 of the same shape."""
+    ws: float32 [..., C], C a multiple of 16, whose columns are interleaved
+    in groups of 16 as the main kernel's atomics add them (column
+    8h + 2q + e of a group at 4q + 2h + e). Returns (or writes into ``out``,
+    bf16 or float32) a tensor of the same shape."""
     check_tensor("ws", ws, torch.float32, min_ndim=1)
     c = ws.shape[-1]
-    if c % 8:
-        raise ValueError(f"the last dimension of ws must be a multiple of 8, got {c}")
+    if c % 16:
+        raise ValueError(f"the last dimension of ws must be a multiple of 16, got {c}")
     if out is None:
         out = torch.empty(ws.shape, dtype=torch.bfloat16, device=ws.device)
     else:
-        check_tensor("out", out, torch.bfloat16)
+        if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
+            raise TypeError("out must be a torch.bfloat16 or torch.float32 tensor, got "
+                            f"{getattr(out, 'dtype', type(out).__name__)}")
+        check_tensor("out", out, out.dtype)
         if out.shape != ws.shape:
             raise ValueError(f"out must have shape {tuple(ws.shape)}, got {tuple(out.shape)}")
+        if out.data_ptr() == ws.data_ptr():
+            raise ValueError("out must not be ws: the columns move")
     check_devices(ws=ws, out=out)
     rows = ws.numel() // c if c else 0
     if rows == 0:
         return out
+    f32 = out.dtype == torch.float32
+    none_bf16 = ws.new_empty((0, c), dtype=torch.bfloat16)
+    none_f32 = ws.new_empty((0, c))
+    _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
+                    [ws.view(rows, c), none_bf16 if f32 else out.view(rows, c),
+                     out.view(rows, c) if f32 else none_f32],
+                    ws.device.index, _stream(ws.device))
+    return out
     _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
                     [ws.view(rows, c), out.view(rows, c)], ws.device.index, _stream(ws.device))
     return out

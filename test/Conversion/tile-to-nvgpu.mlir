@@ -69,6 +69,45 @@ tile.kernel @scatter_mma(%dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgrou
   tile.scatter_add_rows %x, %dst[%r, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
 }
 
+// Into an interleaved destination an mma tile needs no exchange: the pairs
+// at columns c and c + 8 of a row are adjacent at column (c & ~15) + 2 * (c
+// & 7), so each thread adds them straight from its registers as one v4.
+// CHECK-LABEL: gpu.func @scatter_mma_interleaved
+// CHECK-NOT: gpu.shuffle
+// CHECK: arith.andi %{{.*}}, %c-16_i32
+// CHECK: %[[OK:.*]] = arith.cmpi sge
+// CHECK: scf.if %[[OK]]
+// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: red.relaxed.gpu.global.add.v2
+// CHECK: gpu.return
+tile.kernel @scatter_mma_interleaved(%dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %x = tile.splat %one : !tile.reg<64x16xf32, #tile.mma>
+  tile.scatter_add_rows %x, %dst[%r, %c0] {interleaved} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
+}
+
+// A coalesced tile (four columns a thread) adds its two pairs apart, and an
+// interleaved load reads pairs back from their stored columns under the
+// bounds of their natural ones.
+// CHECK-LABEL: gpu.func @interleaved_blocked
+// CHECK: scf.if
+// CHECK:   llvm.load {{.*}} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK: else
+// CHECK:   vector.broadcast
+// CHECK: red.relaxed.gpu.global.add.v2.f32
+// CHECK-NOT: red.relaxed.gpu.global.add.v4
+// CHECK: gpu.return
+tile.kernel @interleaved_blocked(%src: memref<?x?xf32>, %dst: memref<?x?xf32>, %rows: memref<64xi32>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %x = tile.load %src[%c0, %c0] bounds [%n, %n] pad %zero {interleaved} : memref<?x?xf32>, f32 -> !tile.reg<64x64xf32>
+  tile.scatter_add_rows %x, %dst[%r, %c0] {interleaved} : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+}
+
 // Adjacent GEMMs (slices in between) form one wgmma group: one fence, one
 // commit, one wait.
 // CHECK-LABEL: gpu.func @gemm_group
@@ -181,6 +220,26 @@ tile.kernel @staged_scatter(%ws: memref<?x?xf32>, %idx: memref<?xi32>, %n: index
   %v = tile.gemm %a, %a, %acc {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
   %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
   tile.scatter_add_rows %v, %ws[%rows, %c0] staging %mine : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+}
+
+// Staged into an interleaved destination, each pair is written to the
+// staging row at its stored column; the rows are then added whole.
+// CHECK-LABEL: gpu.func @staged_interleaved
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: arith.andi %{{.*}}, %c-16_i32
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy
+// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+tile.kernel @staged_interleaved(%ws: memref<?x?xf32>, %idx: memref<?xi32>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : i32
+  %zero = arith.constant 0.0 : f32
+  %stage = tile.alloc : !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x64xf32>
+  %v = tile.gemm %a, %a, %acc {transpose_b} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  tile.scatter_add_rows %v, %ws[%rows, %c0] staging %stage {interleaved} : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
 }
 
 // An iota is the thread's base coordinate plus each element's offset.

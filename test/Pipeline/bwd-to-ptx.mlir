@@ -7,7 +7,9 @@
 // The main backward file becomes one kernel per variant (tile-specialize).
 // Each reaches PTX with the gather on cp.async, the GEMMs on wgmma, the dKV
 // scatter on TMA bulk reductions where shared memory leaves room for their
-// staging (32 columns per CTA), else on 16-byte vector reductions, the
+// staging (32 columns per CTA), else on 16-byte vector reductions straight
+// from the GEMM's registers into the interleaved workspace (no lane
+// exchange, so no butterfly shuffle in the 64-column variants), the
 // columns' lse2 and Delta read back from shared tables in the loop, and
 // ptxas assembles it without spills; the manifest carries each variant's
 // shape parameters.
@@ -21,8 +23,9 @@
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dqk512_hp32_hw16
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dqk576_hp64_hw32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
-// PTX-DAG: shfl.sync.bfly.b32
-// PTX-DAG: red.relaxed.gpu.global.add.v4.f32
+// PTX-NOT: shfl.sync.bfly.b32
+// PTX: red.relaxed.gpu.global.add.v4.f32
+// PTX-NOT: shfl.sync.bfly.b32
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dqk512_hp64_hw32
 // NOV2-NOT: red.relaxed.gpu.global.add.v2.f32
 // JSON:      "name": "sparse_mla_bwd_d512_dqk576_hp32_hw16",

@@ -1,4 +1,5 @@
 // RUN: sparse-mla-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d))' | FileCheck %s
+// RUN: sparse-mla-opt %S/Inputs/split-d-interleaved-chunk.mlir --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d{chunk=24}))'
 
 // The dKV shape in small: dkv += dS^T Q over 192 columns and dkv[:, :128] +=
 // P^T dO. Pieces 0 and 1 get all four GEMMs and one scatter; piece 2 only
@@ -159,4 +160,31 @@ tile.kernel @ragged(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) {
 // expected-error @+1 {{has shape parameters; run tile-specialize first}}
 tile.kernel @generic(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 64}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// An interleaved scatter keeps its column order in every piece, and is not
+// joined with one in the natural order.
+
+// CHECK-LABEL: tile.kernel @interleaved
+// CHECK: scf.for
+// CHECK:   tile.scatter_add_rows {{.*}} {interleaved} : !tile.reg<64x64xf32>
+// CHECK-NEXT: }
+// CHECK: scf.for
+// CHECK:   tile.scatter_add_rows
+// CHECK-NOT: interleaved
+// CHECK-SAME: !tile.reg<64x64xf32>
+tile.kernel @interleaved(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1 : i32
+  %b = tile.alloc : !tile.smem<16x128xbf16>
+  %a = tile.alloc : !tile.smem<64x16xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  %z = tile.splat %zero : !tile.reg<64x128xf32>
+  %x = tile.gemm %a, %b, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+  tile.scatter_add_rows %x, %dkv[%rows, %c0] {interleaved} : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  %y = tile.gemm %a, %b, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+  tile.scatter_add_rows %y, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
 }

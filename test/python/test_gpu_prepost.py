@@ -24,10 +24,23 @@ def test_preprocess_matches_float64(shape):
     assert (err <= 2e-6 * scale + 1e-6).all(), f"max error {err.max().item()}"
 
 
-@pytest.mark.parametrize("shape", [(4096, 576), (100, 576), (3, 7, 64), (1, 8), (77, 520)])
-def test_postprocess_rounds_to_bf16(shape):
-    ws = torch.randn(shape, device="cuda") * 100
-    out = torch.full(shape, float("nan"), device="cuda", dtype=torch.bfloat16)
-    sparse_mla.postprocess(ws, out=out)
+def interleave(x):
+    """x with its columns in the workspace order: column 8h + 2q + e of each
+    group of 16 at 4q + 2h + e."""
+    g = x.reshape(*x.shape[:-1], x.shape[-1] // 16, 2, 4, 2)  # (group, h, q, e)
+    return g.transpose(-3, -2).reshape(x.shape).contiguous()
+
+
+def test_interleave_puts_pairs_of_both_halves_together():
+    cols = interleave(torch.arange(16))
+    assert cols.tolist() == [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15]
+
+
+@pytest.mark.parametrize("shape", [(4096, 576), (100, 576), (3, 7, 64), (1, 16), (77, 528)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_postprocess_restores_the_column_order(shape, dtype):
+    x = torch.randn(shape, device="cuda") * 100
+    out = torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+    sparse_mla.postprocess(interleave(x), out=out)
     torch.cuda.synchronize()
-    assert torch.equal(out, ws.to(torch.bfloat16))
+    assert torch.equal(out, x.to(dtype))

@@ -20,15 +20,16 @@ def test_manifests_describe_the_compiled_kernels():
     assert [a["kind"] for a in pre["args"]] == ["memref", "memref", "memref"]
     assert [a["dtype"] for a in pre["args"]] == ["bf16", "bf16", "f32"]
     post = kernels["sparse_mla_postprocess"]
-    assert [a["rank"] for a in post["args"]] == [2, 2]
+    assert [a["rank"] for a in post["args"]] == [2, 2, 2]
+    assert [a["dtype"] for a in post["args"]] == ["f32", "bf16", "f32"]
 
 
 def test_memrefs_are_passed_as_descriptors():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws = torch.zeros(5, 24)
     out = torch.zeros(5, 24, dtype=torch.bfloat16)
-    values = _runtime.pack_args(kernel, [ws, out])
-    assert len(values) == 2 * (3 + 2 + 2)
+    values = _runtime.pack_args(kernel, [ws, out, ws[:0]])
+    assert len(values) == 3 * (3 + 2 + 2)
     assert values[0].value == values[1].value == ws.data_ptr()
     assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
     assert values[7].value == out.data_ptr()
@@ -37,8 +38,8 @@ def test_memrefs_are_passed_as_descriptors():
 def test_wrong_rank_for_the_abi_is_rejected():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     with pytest.raises(sparse_mla.KernelError, match="rank 2"):
-        _runtime.pack_args(kernel, [torch.zeros(3), torch.zeros(3)])
-    with pytest.raises(sparse_mla.KernelError, match="takes 2 arguments"):
+        _runtime.pack_args(kernel, [torch.zeros(3), torch.zeros(3), torch.zeros(3)])
+    with pytest.raises(sparse_mla.KernelError, match="takes 3 arguments"):
         _runtime.pack_args(kernel, [torch.zeros(3, 8)])
 
 
@@ -59,20 +60,25 @@ def test_preprocess_rejects_bad_arguments(bad, match):
 
 def test_postprocess_rejects_bad_arguments():
     with pytest.raises(TypeError, match="ws must be torch.float32"):
-        sparse_mla.postprocess(bf16(4, 8))
-    with pytest.raises(ValueError, match="multiple of 8"):
-        sparse_mla.postprocess(torch.zeros(4, 6))
-    with pytest.raises(ValueError, match="ws must be contiguous"):
-        sparse_mla.postprocess(torch.zeros(8, 16)[:, ::2])
-    with pytest.raises(TypeError, match="out must be torch.bfloat16"):
-        sparse_mla.postprocess(torch.zeros(4, 8), out=torch.zeros(4, 8))
-    with pytest.raises(ValueError, match="ws must be on a CUDA device"):
+        sparse_mla.postprocess(bf16(4, 16))
+    with pytest.raises(ValueError, match="multiple of 16"):
         sparse_mla.postprocess(torch.zeros(4, 8))
+    with pytest.raises(ValueError, match="ws must be contiguous"):
+        sparse_mla.postprocess(torch.zeros(8, 32)[:, ::2])
+    with pytest.raises(TypeError, match="out must be a torch.bfloat16 or torch.float32"):
+        sparse_mla.postprocess(torch.zeros(4, 16), out=torch.zeros(4, 16, dtype=torch.int32))
+    with pytest.raises(ValueError, match="out must have shape"):
+        sparse_mla.postprocess(torch.zeros(4, 16), out=torch.zeros(4, 32))
+    ws = torch.zeros(4, 16)
+    with pytest.raises(ValueError, match="out must not be ws"):
+        sparse_mla.postprocess(ws, out=ws)
+    with pytest.raises(ValueError, match="ws must be on a CUDA device"):
+        sparse_mla.postprocess(torch.zeros(4, 16))
 
 
 def test_misaligned_tensors_are_rejected():
-    base = torch.zeros(17 * 8, dtype=torch.float32)
-    ws = base[1:1 + 16 * 8].view(16, 8)
+    base = torch.zeros(17 * 16, dtype=torch.float32)
+    ws = base[1:1 + 16 * 16].view(16, 16)
     with pytest.raises(ValueError, match="16-byte aligned"):
         sparse_mla.postprocess(ws)
 
@@ -92,9 +98,9 @@ def test_runtime_reports_a_missing_driver(monkeypatch):
     if ctypes.util.find_library("cuda"):
         pytest.skip("a CUDA driver is installed")
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
-    ws, out = torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.bfloat16)
+    ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
-        _runtime.launch("sparse_mla_postprocess", [1], [ws, out], 0, 0)
+        _runtime.launch("sparse_mla_postprocess", [1], [ws, out, ws[:0]], 0, 0)
 
 
 def bwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_v=512, d_tail=64):

@@ -29,6 +29,36 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
     SmallVector<Value> elems(vt.getNumElements());
     Type runType = accessType(elt, te.vector);
     Value pad = adaptor.getPad();
+    if (op.getInterleaved()) {
+      // Pairs at their stored columns, bounded by their logical ones (the
+      // matrix has whole 16-column groups, so a stored column is in the row).
+      for (const InterleavedPiece &p : interleavedPieces(rewriter, loc, type)) {
+        SmallVector<Value, 2> coords{p.row, p.col};
+        SmallVector<Value, 2> last = WindowAccess::shifted(
+            rewriter, loc, SmallVector<Value, 2>{p.row, p.logicalCol}, p.count - 1);
+        auto load = [&](OpBuilder &b) -> Value {
+          return LLVM::LoadOp::create(b, loc, accessType(elt, p.count),
+                                      win.pointer(b, loc, elt, coords), p.count * bytes);
+        };
+        Value v;
+        if (!pad) {
+          v = load(rewriter);
+        } else {
+          Type t = accessType(elt, p.count);
+          auto ifOp = scf::IfOp::create(rewriter, loc, t, win.inBounds(rewriter, loc, last), true);
+          OpBuilder thenB = ifOp.getThenBodyBuilder();
+          scf::YieldOp::create(thenB, loc, load(thenB));
+          OpBuilder elseB = ifOp.getElseBodyBuilder();
+          Value padded = p.count == 1 ? pad
+                                      : vector::BroadcastOp::create(elseB, loc, t, pad).getResult();
+          scf::YieldOp::create(elseB, loc, padded);
+          v = ifOp.getResult(0);
+        }
+        insertRun(rewriter, loc, elems, v, p.first);
+      }
+      rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
+      return success();
+    }
     for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
       auto load = [&](OpBuilder &b, ArrayRef<Value> coords, unsigned n) -> Value {
         return LLVM::LoadOp::create(b, loc, accessType(elt, n),

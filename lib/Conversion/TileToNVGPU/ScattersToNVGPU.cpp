@@ -58,7 +58,20 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     // written again.
     NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, 0, rewriter.getUnitAttr());
     warpgroupBarrier(rewriter, loc);
-    writeRunsToShared(rewriter, loc, adaptor.getValue(), type, adaptor.getStaging(), stage);
+    if (op.getInterleaved()) {
+      // Rows are copied whole: the staging row holds the interleaved order.
+      Value pitch = i32Const(rewriter, loc, layout.getPitch());
+      for (const InterleavedPiece &piece : interleavedPieces(rewriter, loc, type)) {
+        Value off = arith::AddIOp::create(
+            rewriter, loc, arith::MulIOp::create(rewriter, loc, piece.row, pitch),
+            arith::MulIOp::create(rewriter, loc, piece.col, i32Const(rewriter, loc, 4)));
+        Value v = extractRun(rewriter, loc, adaptor.getValue(), piece.first, piece.count);
+        LLVM::StoreOp::create(rewriter, loc, v, bytePointer(rewriter, loc, adaptor.getStaging(), off),
+                              piece.count * 4);
+      }
+    } else {
+      writeRunsToShared(rewriter, loc, adaptor.getValue(), type, adaptor.getStaging(), stage);
+    }
     // Written by the threads, read by the async proxy.
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
@@ -140,6 +153,36 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
         emitReductions(b, loc, ptr, r.values);
       });
     };
+    if (op.getInterleaved()) {
+      // An mma thread's pairs of columns 8h + 2q (h = 0, 1) of a row are
+      // adjacent once interleaved: one v4 each, straight from the registers.
+      // Other layouts add their pieces as they come.
+      SmallVector<InterleavedPiece> pieces = interleavedPieces(rewriter, loc, type);
+      bool mma = isa<MmaLayoutAttr>(type.getLayout());
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        const InterleavedPiece &p = pieces[i];
+        RowRun r{vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
+                                           slicePosition(rowsTe, p.rowOffset)),
+                 p.col, {}};
+        for (unsigned k = 0; k < p.count; ++k)
+          r.values.push_back(element(p.first + k));
+        if (mma && te.offsets[p.first][1] % kInterleaveColumns == 0) {
+          // The pair 8 columns right of this one (same row).
+          auto partner = llvm::find_if(pieces, [&](const InterleavedPiece &o) {
+            return te.offsets[o.first][0] == te.offsets[p.first][0] &&
+                   te.offsets[o.first][1] == te.offsets[p.first][1] + 8;
+          });
+          assert(partner != pieces.end() && "mma pairs come in 16-column groups");
+          for (unsigned k = 0; k < partner->count; ++k)
+            r.values.push_back(element(partner->first + k));
+        } else if (mma) {
+          continue; // added with its left partner
+        }
+        add(r);
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
     SmallVector<Run> runs = runsOf(rewriter, loc, type.getLayout(), te);
     if (isa<MmaLayoutAttr>(type.getLayout())) {
       // An mma thread holds pairs of columns in rows r and r + 8; its lane

@@ -312,6 +312,35 @@ Value sparse_mla::tile::sharedRunPointer(OpBuilder &b, Location loc, Value base,
 
 /// Stores the thread's elements of `value` (a register tile of `type`) into
 /// the shared tile at `dstBase`, converting f32 to its element type.
+Value sparse_mla::tile::interleavedColumn(OpBuilder &b, Location loc, Value col) {
+  static_assert(getInterleavedColumn(2) == 4 && getInterleavedColumn(8) == 2 &&
+                getInterleavedColumn(23) == 29 && getInterleavedColumn(26) == 22 && kInterleaveColumns == 16,
+                "the bit operations below spell getInterleavedColumn");
+  auto bits = [&](Value v, int64_t mask) {
+    return arith::AndIOp::create(b, loc, v, i32Const(b, loc, mask)).getResult();
+  };
+  Value groups = bits(col, ~int64_t(15));
+  Value pair = arith::ShLIOp::create(b, loc, bits(col, 6), i32Const(b, loc, 1));
+  Value half = bits(arith::ShRUIOp::create(b, loc, col, i32Const(b, loc, 2)), 2);
+  Value r = arith::OrIOp::create(b, loc, groups, pair);
+  r = arith::OrIOp::create(b, loc, r, half);
+  return arith::OrIOp::create(b, loc, r, bits(col, 1));
+}
+
+SmallVector<InterleavedPiece> sparse_mla::tile::interleavedPieces(OpBuilder &b, Location loc,
+                                                                  RegTileType type) {
+  ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+  SmallVector<InterleavedPiece> pieces;
+  unsigned step = te.vector >= 2 ? 2 : 1;
+  for (Run &run : runsOf(b, loc, type.getLayout(), te))
+    for (unsigned k = 0; k < te.vector; k += step) {
+      Value col = arith::AddIOp::create(b, loc, run.coords[1], i32Const(b, loc, k));
+      pieces.push_back({run.coords[0], interleavedColumn(b, loc, col), col, run.first + k,
+                        step, run.offsets[0]});
+    }
+  return pieces;
+}
+
 void sparse_mla::tile::writeRunsToShared(OpBuilder &b, Location loc, Value value,
                               RegTileType type, Value dstBase, SmemTileType dst) {
   ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());

@@ -105,6 +105,22 @@ mlir::Value andOpt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
              llvm::StringRef asmStr, llvm::StringRef constraints);
 
+/// getInterleavedColumn (Layouts.h) of an i32 column, at run time.
+mlir::Value interleavedColumn(mlir::OpBuilder &b, mlir::Location loc, mlir::Value col);
+
+/// Contiguous elements of a thread's tile once its columns are interleaved:
+/// the pairs of each run (runs start at a multiple of their length, so a
+/// pair starts at an even column and stays contiguous), at stored columns.
+struct InterleavedPiece {
+  mlir::Value row, col; // tile row; stored column within the tile (i32)
+  mlir::Value logicalCol; // the column of the first element
+  int64_t first;        // position of the first element in the thread's vector
+  unsigned count;       // 1 or 2
+  int64_t rowOffset;    // the row's static part (ThreadElements::offsets)
+};
+llvm::SmallVector<InterleavedPiece> interleavedPieces(mlir::OpBuilder &b, mlir::Location loc,
+                                                      RegTileType type);
+
 /// `bar.sync 1 + w, 128`: the threads of the calling warpgroup w (barrier 0
 /// is the CTA's).
 void warpgroupBarrier(mlir::OpBuilder &b, mlir::Location loc);

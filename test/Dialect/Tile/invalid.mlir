@@ -220,6 +220,24 @@ func.func @f(%v: !tile.reg<64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, 
   return
 }
 // -----
+func.func @f(%v: !tile.reg<64x24xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %i: index) {
+  // expected-error @+1 {{interleaved columns come in groups of 16: the tile has 24}}
+  tile.scatter_add_rows %v, %m[%r, %i] {interleaved} : !tile.reg<64x24xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{interleaves the columns of 2-D tiles only}}
+  %v = tile.load %m[%i] {interleaved} : memref<?xf32> -> !tile.reg<64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?x?xf32>, %i: index) {
+  // expected-error @+1 {{interleaved columns come in groups of 16: the tile has 8}}
+  %v = tile.load %m[%i, %i] {interleaved} : memref<?x?xf32> -> !tile.reg<64x8xf32>
+  return
+}
+// -----
 func.func @f(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf16>, %r: !tile.reg<64xi32>, %i: index) {
   // expected-error @+1 {{destination must be a 2-D f32 memref}}
   tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32>, memref<?x?xf16>, !tile.reg<64xi32>

@@ -54,6 +54,10 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   %rd = tile.read %st : !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>> -> !tile.reg<64x64xbf16, #tile.mma>
   // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
   tile.scatter_add_rows %bc, %ws[%rows, %c0] : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
+  // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {interleaved} : !tile.reg<64x64xf32, #tile.mma>
+  tile.scatter_add_rows %bc, %ws[%rows, %c0] {interleaved} : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] {interleaved} : memref<?x576xf32> -> !tile.reg<64x64xf32>
+  %back = tile.load %ws[%c0, %c0] {interleaved} : memref<?x576xf32> -> !tile.reg<64x64xf32>
   // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] staging %{{.*}} : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
   %stage = tile.alloc : !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
   tile.scatter_add_rows %bc, %ws[%rows, %c0] staging %stage : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>

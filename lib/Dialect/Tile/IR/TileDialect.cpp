@@ -544,6 +544,16 @@ static LogicalResult verifyWindow(Operation *op, MemRefType memref,
   return success();
 }
 
+/// An interleaved matrix is read or written in whole 16-column groups.
+static LogicalResult verifyInterleaved(Operation *op, RegTileType tile) {
+  if (tile.getRank() != 2)
+    return op->emitOpError("interleaves the columns of 2-D tiles only");
+  if (TileDim n = getTileDim(tile, 1); n.isStatic() && n.size % kInterleaveColumns)
+    return op->emitOpError("interleaved columns come in groups of ")
+           << kInterleaveColumns << ": the tile has " << n.size;
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   auto tile = cast<RegTileType>(getResult().getType());
   if (failed(verifyWindow(*this, cast<MemRefType>(getSource().getType()), tile,
@@ -553,6 +563,8 @@ LogicalResult LoadOp::verify() {
     return emitOpError("pad value must have the tile element type");
   if (!getBounds().empty() && !getPad())
     return emitOpError("bounded loads need a pad value");
+  if (getInterleaved() && failed(verifyInterleaved(*this, tile)))
+    return failure();
   return success();
 }
 
@@ -664,6 +676,8 @@ LogicalResult ScatterAddRowsOp::verify() {
     if (TileDim n = getTileDim(value, 1); n.isStatic() && n.size % 4)
       return emitOpError("staged rows of ") << n.size << " f32 are not whole 16-byte chunks";
   }
+  if (getInterleaved() && failed(verifyInterleaved(*this, value)))
+    return failure();
   // Each thread adds the rows it holds, so it must hold their indices.
   if (value.getLayout() && rows.getLayout() &&
       rows.getLayout() != SliceLayoutAttr::get(getContext(), 1, value.getLayout()))

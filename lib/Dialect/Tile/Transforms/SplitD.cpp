@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -68,7 +69,8 @@ static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
 static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
          a.scatter.getRows() == b.scatter.getRows() &&
-         a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height();
+         a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height() &&
+         a.scatter.getInterleaved() == b.scatter.getInterleaved();
 }
 
 /// Whether `b` may be summed into `a`'s scatter: delaying `a`'s GEMMs and
@@ -123,6 +125,11 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
             "tile-split-d: the columns of the chains into this destination "
             "must be multiples of the chunk (")
             << static_cast<int64_t>(chunk) << ")";
+        return signalPassFailure();
+      }
+      if (group.front().scatter.getInterleaved() && chunk % kInterleaveColumns) {
+        group.front().scatter.emitOpError("tile-split-d: an interleaved destination takes chunks of ")
+            << kInterleaveColumns << " columns, not " << static_cast<int64_t>(chunk);
         return signalPassFailure();
       }
       split(kernel, group);
@@ -205,7 +212,8 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
                  ? offset
                  : arith::AddIOp::create(b, loc, column, offset).getResult();
     ScatterAddRowsOp::create(b, first.scatter.getLoc(), acc, first.scatter.getDest(),
-                             first.scatter.getRows(), column, /*staging=*/Value());
+                             first.scatter.getRows(), column, /*staging=*/Value(),
+                             first.scatter.getInterleaved());
   }
 
   /// The chunk columns of `gemm`'s B operand from `offset`; a slice of a

@@ -81,6 +81,15 @@ int64_t getSharedAllocBytes(SmemTileType type);
 
 unsigned getElementBytes(mlir::Type type);
 
+/// The interleaved column order (`tile.scatter_add_rows {interleaved}`):
+/// in each group of 16 columns, column `8 * h + 2 * q + e` is stored at
+/// `4 * q + 2 * h + e`, the order in which a thread of an `#tile.mma` tile
+/// holds its pairs of a row (pairs q of both 8-column halves).
+constexpr int64_t kInterleaveColumns = 16;
+constexpr int64_t getInterleavedColumn(int64_t col) {
+  return (col & ~int64_t(15)) | ((col & 6) << 1) | ((col >> 2) & 2) | (col & 1);
+}
+
 } // namespace sparse_mla::tile
 
 #endif

@@ -237,9 +237,16 @@ def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
     positions, below 2^31: the checks are 32-bit. A thread reads each run
     of its layout as one vector, so the window's rows must be aligned to it
     (a `#tile.blocked` layout of `vector = 1` reads any row).
+
+    With `interleaved`, the source's columns are stored in the order that
+    `tile.scatter_add_rows {interleaved}` writes: the tile reads them back
+    in their natural order, two elements at a time. The matrix's columns and
+    the window's column index must then be multiples of 16; bounds apply
+    to the natural positions.
   }];
   let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
-                       Variadic<Index>:$bounds, Optional<AnyType>:$pad);
+                       Variadic<Index>:$bounds, Optional<AnyType>:$pad,
+                       UnitAttr:$interleaved);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = [{
     $source `[` $indices `]` (`bounds` `[` $bounds^ `]`)? (`pad` $pad^)?
@@ -288,10 +295,18 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
     before it exits. Rows are then whole: `column` and the row pitch must be
     multiples of 4 and `N * 4` bytes a multiple of 16.
     `tile-stage-scatters` adds staging where shared memory allows.
+
+    With `interleaved`, `dest`'s columns are stored in the order in which
+    a thread of an `#tile.mma` tile holds them: in each 16 columns, column
+    `8 * h + 2 * q + e` lies at `4 * q + 2 * h + e`. Each thread then adds
+    16 contiguous bytes of its own registers, with no lane exchange (which
+    waited on the reductions in flight). The value's columns, `column` and
+    `dest`'s columns must be multiples of 16; `tile.load {interleaved}` reads such a
+    matrix back in the natural order.
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
                        Tile_RegTile:$rows, Index:$column,
-                       Optional<Tile_SmemTile>:$staging);
+                       Optional<Tile_SmemTile>:$staging, UnitAttr:$interleaved);
   let assemblyFormat = [{
     $value `,` $dest `[` $rows `,` $column `]` (`staging` $staging^)? attr-dict `:`
     qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
