@@ -68,10 +68,11 @@ def TileStageScattersPass : Pass<"tile-stage-scatters", "::sparse_mla::tile::Ker
   let description = [{
     Gives every `tile.scatter_add_rows` a staging tile (see the op), one per
     warpgroup and value shape, unswizzled with rows padded by 16 bytes, when
-    the kernel's shared tiles and these fit in `limit` bytes. Loops are
-    counted at one stage: the staging tiles come before extra pipeline
-    stages, which tile-pipeline-loops then fits into what is left. Run it
-    after tile-split-d, whose pieces are what a staging tile holds.
+    the kernel's shared tiles (rings at all their stages) and these fit in
+    `limit` bytes. Run it after tile-split-d, whose pieces are what a
+    staging tile holds, and after tile-pipeline-loops: a second gather stage
+    is worth more than staging (bench/NOTES.md), so staging takes only the
+    room the rings leave.
   }];
   let options = [
     Option<"limit", "limit", "int64_t", /*default=*/"kSharedBytesPerCTA",
