@@ -250,9 +250,11 @@ tile.kernel @sparse_mla_bwd(
     %live = tile.any %slot_ok : !tile.reg<64xi1>
     %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
       // Scores and their gradient, transposed: slots x this warpgroup's columns.
-      %s_t = tile.gemm %sk, %q_w, %no_scores {transpose_b} : !kv_block, !q_wg, !scores
+      // Both run on the tensor cores while P is computed from the first.
+      %s_run = tile.gemm %sk, %q_w, %no_scores {transpose_b, async} : !kv_block, !q_wg, !scores
       %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
-      %dp_t = tile.gemm %v, %do_w, %no_scores {transpose_b} : !v_block, !do_wg, !scores
+      %dp_run = tile.gemm %v, %do_w, %no_scores {transpose_b, async} : !v_block, !do_wg, !scores
+      %s_t = tile.gemm_wait %s_run {pending = 1} : !scores
       // Which of the tile's tokens picked each slot: all where no bits are
       // given (T = 1).
       %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
@@ -279,6 +281,7 @@ tile.kernel @sparse_mla_bwd(
         %r = arith.select %use, %p, %zero : f32
         tile.yield %r : f32
       }
+      %dp_t = tile.gemm_wait %dp_run {pending = 0} : !scores
       %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
       ^bb0(%p: f32, %dp: f32, %d: f32):
         %diff = arith.subf %dp, %d : f32

@@ -132,6 +132,38 @@ tile.kernel @gemm_group(%out: memref<?x?xf32>) warpgroups(1) {
   tile.store %t, %out[%c0, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
 }
 
+// Asynchronous products are one group each and nobody waits at them; the
+// wait gives the older one (pending 1) and its registers pass through empty
+// asm, so their readers come after the wait; the younger one waits for 0.
+// CHECK-LABEL: gpu.func @gemm_async
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: llvm.inline_asm has_side_effects "", "=f,0"
+// CHECK: llvm.store
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.store
+// CHECK: gpu.return
+tile.kernel @gemm_async(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x64xbf16>
+  %b = tile.alloc : !tile.smem<32x64xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x32xf32>
+  %s = tile.gemm %a, %b, %acc {transpose_b, async} : !tile.smem<64x64xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x32xf32>
+  %t = tile.gemm %a, %b, %acc {transpose_b, async} : !tile.smem<64x64xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x32xf32>
+  %s2 = tile.gemm_wait %s {pending = 1} : !tile.reg<64x32xf32>
+  tile.store %s2, %out[%c0, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
+  %t2 = tile.gemm_wait %t {pending = 0} : !tile.reg<64x32xf32>
+  tile.store %t2, %out[%c64, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
+}
+
 // N above 256 is cut into wgmma pieces of at most 256 columns: 384 = 256 +
 // 128, each a chain over K (two k16 steps).
 // CHECK-LABEL: gpu.func @gemm_wide

@@ -9,7 +9,8 @@
 // memory holds them (32 columns per CTA), the GEMMs on wgmma, the dKV
 // scatter on 16-byte vector reductions straight from the GEMM's registers
 // into the interleaved workspace (no lane exchange, so no butterfly
-// shuffle; no TMA staging, which would take the second stage), the
+// shuffle; no TMA staging, which would take the second stage), S^T and
+// dP^T as two asynchronous groups (P from the first while the second runs), the
 // columns' lse2 and Delta read back from shared tables in the loop, and
 // ptxas assembles it without spills; the manifest carries each variant's
 // shape parameters.
@@ -23,6 +24,7 @@
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dqk512_hp32_hw16
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dqk576_hp64_hw32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PTX-DAG: wgmma.wait_group.sync.aligned 1;
 // PTX-NOT: shfl.sync.bfly.b32
 // PTX: red.relaxed.gpu.global.add.v4.f32
 // PTX-NOT: shfl.sync.bfly.b32

@@ -147,10 +147,41 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     }
     if (!op->hasAttr(kGroupNotLast)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+      // An asynchronous product is waited for by its tile.gemm_wait.
+      if (!op.getAsync())
+        NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
     }
     auto vt = cast<VectorType>(getTypeConverter()->convertType(accType));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, results);
+    return success();
+  }
+};
+
+/// `wgmma.wait_group pending`, then each accumulator register passes
+/// through an empty asm (as CUTLASS's warpgroup_fence_operand): its readers
+/// depend on the wait, so nothing reads it while the tensor cores write it.
+struct GemmWaitLowering : public OpConversionPattern<GemmWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GemmWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, op.getPending());
+    SmallVector<Value> results;
+    for (Value v : adaptor.getValues()) {
+      auto vt = cast<VectorType>(v.getType());
+      SmallVector<Value> elems;
+      for (int64_t i = 0; i < vt.getNumElements(); ++i) {
+        Value e = vector::ExtractOp::create(rewriter, loc, v, i);
+        elems.push_back(LLVM::InlineAsmOp::create(
+                            rewriter, loc, e.getType(), ValueRange{e}, "", "=f,0",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+                            .getResult(0));
+      }
+      results.push_back(vector::FromElementsOp::create(rewriter, loc, vt, elems));
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -159,10 +190,15 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
 
 void sparse_mla::tile::groupAdjacentGemms(Operation *root) {
   root->walk([](GemmOp gemm) {
+    // An asynchronous product is a group of its own.
+    if (gemm.getAsync())
+      return;
     // Only pure ops that make no register tiles (slices, index math) may
     // sit between two GEMMs of a group.
     for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode()) {
       if (auto second = dyn_cast<GemmOp>(next)) {
+        if (second.getAsync())
+          return;
         gemm->setAttr(kGroupNotLast, UnitAttr::get(gemm.getContext()));
         second->setAttr(kGroupNotFirst, UnitAttr::get(gemm.getContext()));
         return;
@@ -177,5 +213,5 @@ void sparse_mla::tile::groupAdjacentGemms(Operation *root) {
 
 void sparse_mla::tile::populateGemmToNVGPUPatterns(TileTypeConverter &converter,
                                                    RewritePatternSet &patterns) {
-  patterns.add<GemmLowering>(converter, patterns.getContext());
+  patterns.add<GemmLowering, GemmWaitLowering>(converter, patterns.getContext());
 }

@@ -717,3 +717,27 @@ func.func private @f(!tile.reg<2147483647x1024xi32, #tile.blocked<vector = 4, la
 // -----
 // expected-error @+1 {{tile of more than 16777216 elements}}
 func.func private @f(!tile.smem<4096x8192xbf16>)
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) -> !tile.reg<64x64xf32> {
+  // expected-error @+1 {{result of an asynchronous product is read before a tile.gemm_wait: tile.map}}
+  %r = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %m = tile.map %r : !tile.reg<64x64xf32> -> !tile.reg<64x64xf32> {
+  ^bb0(%x: f32):
+    tile.yield %x : f32
+  }
+  return %m : !tile.reg<64x64xf32>
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  %r = tile.gemm %a, %a, %acc : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  // expected-error @+1 {{waits for the results of tile.gemm {async} only}}
+  %w = tile.gemm_wait %r {pending = 0} : !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  %r = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  %w = tile.gemm_wait %r {pending = -1} : !tile.reg<64x64xf32>
+  return
+}

@@ -840,6 +840,21 @@ LogicalResult GemmOp::verify() {
     return emitOpError("K (") << ka.size << ") must be a multiple of " << hopper::kWgmmaK;
   if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
     return emitOpError("accumulator must have the #tile.mma layout");
+  if (getAsync())
+    for (Operation *user : getResult().getUsers())
+      if (!isa<GemmWaitOp>(user))
+        return emitOpError("result of an asynchronous product is read before a "
+                           "tile.gemm_wait: ")
+               << user->getName();
+  return success();
+}
+
+LogicalResult GemmWaitOp::verify() {
+  for (Value v : getValues()) {
+    auto gemm = v.getDefiningOp<GemmOp>();
+    if (!gemm || !gemm.getAsync())
+      return emitOpError("waits for the results of tile.gemm {async} only");
+  }
   return success();
 }
 

@@ -575,13 +575,41 @@ def Tile_GemmOp : Tile_Op<"gemm", [
     K a multiple of 16. Lowers to `wgmma.mma_async`, N split into pieces of
     at most 256. An f32 accumulator costs N/2 registers per thread for each
     64 rows, so wide products are cut into column chunks by `tile-split-d`.
+
+    With `async`, the product is one wgmma group of its own that the
+    warpgroup does not wait for: the threads go on, and the result may be
+    used only through `tile.gemm_wait`, which says how many younger groups
+    may still run. Without it, the warpgroup waits for all of its groups
+    before the result is used (adjacent products form one group).
   }];
   let arguments = (ins Tile_RegOrSmemTile:$a, Tile_SmemTile:$b, Tile_RegTile:$acc,
-                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b, UnitAttr:$async);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_GemmWaitOp : Tile_Op<"gemm_wait", [Tile_SameLayoutTiles,
+    AllTypesMatch<["values", "results"]>]> {
+  let summary = "Waits for asynchronous GEMMs and gives their results";
+  let description = [{
+    Waits until at most `pending` of the warpgroup's wgmma groups are still
+    running (`wgmma.wait_group pending`), then returns its operands, each
+    the result of a `tile.gemm {async}`, as values the threads may read.
+    Groups complete in the order they were issued: after `S = gemm {async}`
+    and `dP = gemm {async}`, `tile.gemm_wait %s {pending = 1}` gives S while
+    dP still runs.
+
+    ```mlir
+    %s2 = tile.gemm_wait %s {pending = 1} : !tile.reg<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tile_RegTile>:$values,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let results = (outs Variadic<Tile_RegTile>:$results);
+  let assemblyFormat = "$values attr-dict `:` qualified(type($values))";
   let hasVerifier = 1;
 }
 
