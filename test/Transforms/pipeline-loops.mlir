@@ -1,19 +1,30 @@
 // RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-pipeline-loops))' -split-input-file -verify-diagnostics | FileCheck %s
 // Two stages: a ring of two buffers, the gather of iteration 0 before the
 // loop, and in iteration i a wait for its copies, then the gather of i+1
-// with rows past the end masked to -1.
+// with rows past the end masked to -1. The gather's row indices are loaded
+// one iteration earlier still: those of iteration 1 before the loop, those
+// of i+2 in iteration i, carried to the next one as an iter_arg. The body's
+// own load of its indices (for the compute) is issued before the wait.
 
 // CHECK-LABEL: tile.kernel @gather_loop
 // CHECK: %[[RING:.*]] = tile.alloc : !tile.smem<2x64x64xbf16>
-// CHECK: tile.gather_rows {{.*}} into {{.*}} : memref<?x64xbf16>
-// CHECK: scf.for
+// CHECK: %[[ROWS0:.*]] = tile.load %{{.*}}[%c0, %c0{{.*}}]
+// CHECK: tile.gather_rows %{{.*}}[%{{.*}}, %c0] into {{.*}} : memref<?x64xbf16>
+// CHECK: %[[ONE:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
+// CHECK: %[[ROWS1:.*]] = tile.load %{{.*}}[%c0, %[[ONE]]]
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[NEXT:.*]] = %[[ROWS1]]) -> (!tile.reg<64xi32>)
+// CHECK:   tile.load %{{.*}}[%c0, %[[J]]]
 // CHECK:   tile.async_wait 0
 // CHECK:   tile.barrier
-// CHECK:   tile.map
+// CHECK-NOT: tile.load
+// CHECK:   tile.map %[[NEXT]]
 // CHECK:     arith.select
 // CHECK:   tile.gather_rows
+// CHECK:   %[[TWO:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK:   %[[AHEAD:.*]] = tile.load %{{.*}}[%c0, %[[TWO]]]
 // CHECK:   tile.slice %[[RING]]
 // CHECK:   tile.read
+// CHECK:   scf.yield %[[AHEAD]]
 // CHECK: tile.async_wait 0
 tile.kernel @gather_loop(%kv: memref<?x64xbf16>, %idx: memref<?x?xi32>, %out: memref<?x64xbf16>, %n: index) warpgroups(1) {
   %c0 = arith.constant 0 : index

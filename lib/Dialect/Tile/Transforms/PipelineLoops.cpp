@@ -4,6 +4,9 @@
 // copies plus the side-effect-free ops (and bounded loads) their operands
 // come from; it may depend on the induction variable but not on iter_args.
 // The slice is cloned ahead of the compute, the body keeps everything else.
+// The slice's loads (the gather's row indices) run one iteration further
+// ahead and reach their copies through iter_args, so the copies never wait
+// for a global load.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
@@ -37,6 +40,7 @@ struct Pipeliner {
   SmallVector<Operation *> copies;
   llvm::SetVector<Operation *> slice; // in program order
   SmallVector<Value> buffers;         // distinct copy destinations
+  SmallVector<LoadOp> loads;          // the slice's loads, in program order
 
   explicit Pipeliner(PipelinedForOp loop)
       : loop(loop), body(loop.getBody().front()), stages(loop.getStages()) {}
@@ -74,8 +78,11 @@ struct Pipeliner {
         worklist.push_back(o);
     }
     for (Operation &op : body.without_terminator())
-      if (needed.contains(&op) || isCopy(&op))
+      if (needed.contains(&op) || isCopy(&op)) {
         slice.insert(&op);
+        if (auto load = dyn_cast<LoadOp>(op))
+          loads.push_back(load);
+      }
     for (Operation *c : copies) {
       Value dst = destOf(c);
       if (!dst.getDefiningOp<AllocOp>() ||
@@ -88,14 +95,44 @@ struct Pipeliner {
     return success();
   }
 
+  /// Clones the slice's loads, and the ops they need, for induction value
+  /// `iv`: the values its copies for `iv` will use.
+  SmallVector<Value> loadAhead(OpBuilder &b, Value iv, IRMapping *into = nullptr) {
+    IRMapping local;
+    IRMapping &map = into ? *into : local;
+    map.map(loop.getInductionVar(), iv);
+    llvm::SetVector<Operation *> needed;
+    SmallVector<Operation *> worklist(loads.begin(), loads.end());
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (!needed.insert(op))
+        continue;
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
+          worklist.push_back(def);
+    }
+    SmallVector<Value> values;
+    for (Operation *op : slice)
+      if (needed.contains(op))
+        b.clone(*op, map);
+    for (LoadOp load : loads)
+      values.push_back(map.lookup(load.getResult()));
+    return values;
+  }
+
   /// Clones the prefetch slice for induction value `iv`; copies write into
-  /// `dest(buffer)` and are masked when `inRange` is false.
-  void issue(OpBuilder &b, Value iv, Value inRange,
+  /// `dest(buffer)` and are masked when `inRange` is false. The slice's loads
+  /// are not cloned: `loaded` holds their values for `iv`.
+  void issue(OpBuilder &b, Value iv, Value inRange, ValueRange loaded,
              function_ref<Value(Value)> dest) {
     Location loc = loop.getLoc();
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
+    for (auto [load, value] : llvm::zip(loads, loaded))
+      map.map(load.getResult(), value);
     for (Operation *op : slice) {
+      if (isa<LoadOp>(op))
+        continue;
       if (!isCopy(op)) {
         b.clone(*op, map);
         continue;
@@ -180,14 +217,22 @@ struct Pipeliner {
       return SliceOp::create(bb, loc, type, rings[buf], ValueRange{stage, zero, zero});
     };
 
-    // Prologue: iterations 0 .. S-2 (just 0 with one stage).
-    for (int64_t d = 0; d < std::max<int64_t>(stages - 1, 1); ++d) {
+    // Prologue: iterations 0 .. S-2 (just 0 with one stage), then the loads
+    // for the first copies the loop issues.
+    int64_t ahead = std::max<int64_t>(stages - 1, 1);
+    for (int64_t d = 0; d < ahead; ++d) {
       Value iv = ivAhead(b, lb, d);
       Value stage = cIdx(b, d);
-      issue(b, iv, below(b, iv), [&](Value buf) { return stageOf(b, buf, stage); });
+      issue(b, iv, below(b, iv), loadAhead(b, iv),
+            [&](Value buf) { return stageOf(b, buf, stage); });
     }
+    SmallVector<Value> inits(loop.getInitArgs());
+    llvm::append_range(inits, loadAhead(b, ivAhead(b, lb, ahead)));
 
-    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, loop.getInitArgs());
+    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, inits);
+    unsigned numCarried = loop.getInitArgs().size();
+    ValueRange loaded = forOp.getRegionIterArgs().drop_front(numCarried);
+    SmallVector<Value> nextLoads;
     Block *newBody = forOp.getBody();
     if (!newBody->empty())
       newBody->getTerminator()->erase(); // the implicit yield: ours follows
@@ -196,19 +241,22 @@ struct Pipeliner {
     Value k = arith::DivUIOp::create(fb, loc, arith::SubIOp::create(fb, loc, iv, lb), step);
     Value stage = stages > 1 ? arith::RemUIOp::create(fb, loc, k, cIdx(fb, stages)).getResult()
                              : Value();
+    // The body's own copies of the slice's loads go first: they already run
+    // ahead for the copies, and here their latency hides behind the wait.
+    IRMapping map;
+    loadAhead(fb, iv, &map);
     int64_t perIteration = copies.size();
     AsyncWaitOp::create(fb, loc, stages > 1 ? (stages - 2) * perIteration : 0);
     BarrierOp::create(fb, loc);
     if (stages > 1) {
-      Value ahead = ivAhead(fb, iv, stages - 1);
       Value next = arith::RemUIOp::create(
           fb, loc, arith::AddIOp::create(fb, loc, k, cIdx(fb, stages - 1)),
           cIdx(fb, stages));
-      issue(fb, ahead, below(fb, ahead), [&](Value buf) { return stageOf(fb, buf, next); });
+      Value at = ivAhead(fb, iv, ahead);
+      issue(fb, at, below(fb, at), loaded, [&](Value buf) { return stageOf(fb, buf, next); });
+      nextLoads = loadAhead(fb, ivAhead(fb, iv, ahead + 1));
     }
 
-    IRMapping map;
-    map.map(loop.getInductionVar(), iv);
     for (auto [from, to] : llvm::zip(loop.getRegionIterArgs(), forOp.getRegionIterArgs()))
       map.map(from, to);
     if (stages > 1)
@@ -241,26 +289,31 @@ struct Pipeliner {
             return isCopy(t.getDefiningOp());
           }))
         continue;
+      if (op.getNumResults() && map.contains(op.getResult(0)))
+        continue; // hoisted with the loads
       fb.clone(op, map);
       if (&op == lastUse) {
         BarrierOp::create(fb, loc);
-        Value ahead = ivAhead(fb, iv, 1);
-        issue(fb, ahead, below(fb, ahead), [](Value buf) { return buf; });
+        Value at = ivAhead(fb, iv, 1);
+        issue(fb, at, below(fb, at), loaded, [](Value buf) { return buf; });
+        nextLoads = loadAhead(fb, ivAhead(fb, iv, 2));
       }
     }
     if (stages == 1 && !lastUse) {
-      Value ahead = ivAhead(fb, iv, 1);
-      issue(fb, ahead, below(fb, ahead), [](Value buf) { return buf; });
+      Value at = ivAhead(fb, iv, 1);
+      issue(fb, at, below(fb, at), loaded, [](Value buf) { return buf; });
+      nextLoads = loadAhead(fb, ivAhead(fb, iv, 2));
     }
     auto yield = cast<YieldOp>(body.getTerminator());
     SmallVector<Value> yielded;
     for (Value v : yield.getValues())
       yielded.push_back(map.lookupOrDefault(v));
+    llvm::append_range(yielded, nextLoads);
     scf::YieldOp::create(fb, loc, yielded);
 
     b.setInsertionPointAfter(forOp);
     AsyncWaitOp::create(b, loc, 0);
-    loop.replaceAllUsesWith(forOp.getResults());
+    loop.replaceAllUsesWith(forOp.getResults().take_front(numCarried));
     loop.erase();
     for (Value buf : buffers)
       if (buf.use_empty())

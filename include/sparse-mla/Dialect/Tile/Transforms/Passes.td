@@ -93,7 +93,10 @@ def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::Ker
     those of iteration i+S-1. With one stage, the copies of iteration i+1
     start right after the last use of their buffers in iteration i.
     Copies for iterations past the end are issued with all rows masked, so
-    every thread commits the same number of groups.
+    every thread commits the same number of groups. The slice's loads (a
+    gather's row indices) run one iteration further ahead and reach their
+    copies as iter_args, so issuing a copy never waits for global memory;
+    the body's own copies of those loads are issued before its wait.
     `stages` is the most a loop uses: when the rings and the kernel's other
     shared tiles would not fit in `limit` bytes, the loop gets the largest
     number of stages that fits (one stage at least; tile-allocate-shared
