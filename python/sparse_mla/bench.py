@@ -9,8 +9,9 @@ forward, in one process on the same inputs:
   sparse_mla_t1   token_tile=1, the per-token kernel (only where tiles apply)
   cudnn_fe_sm90   NVIDIA cuDNN-frontend's SM90 DSA backward, when importable
   reference       the float32 PyTorch reference (with --reference)
-CUDA events, 3 warm-up calls, the median of --reps with the L2 flushed before
-each. Index patterns: `random` (token t picks min(t + 1, topk) distinct keys
+CUDA events, a second of GEMMs before the first shape (the first shapes'
+medians ran up to 30% above their minimum without it, the peers' too), 3
+warm-up calls, the median of --reps with the L2 flushed before each. Index patterns: `random` (token t picks min(t + 1, topk) distinct keys
 of [0, t] in random order, the rest -1: every published figure uses it) and
 `correlated` (from token topk on, each token keeps 75% of the previous
 token's keys and draws the rest, as trained DSA indexers share 72-75%).
@@ -122,11 +123,22 @@ def time_it(fn, args, reps):
     return statistics.median(times), min(times)
 
 
+def warm_up(seconds=1.0):
+    """Keeps the GPU busy so that its clocks are up before the first timing."""
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        for _ in range(10):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def measure(shapes, patterns, topk, reps, with_reference):
     import sparse_mla
     rows = []
     kernels = peers(with_reference)
     print("device", torch.cuda.get_device_name(), "kernels", list(kernels), flush=True)
+    warm_up()
     for pattern in patterns:
         for s, h in shapes:
             args = make_inputs(s, h, topk, pattern)
