@@ -40,6 +40,10 @@ rm -rf "$dist/test_kernels" && mkdir -p "$dist/test_kernels"
 python3 "$root/test/gpu/gen_gemm_probes.py" "$build/gemm_probes.mlir"
 "$build/bin/sparse-mla-opt" "$build/gemm_probes.mlir" \
   --sparse-mla-to-ptx="output=$dist/test_kernels/gemm_probes" -o /dev/null
+for k in "$root"/test/gpu/kernels/*.mlir; do
+  "$build/bin/sparse-mla-opt" "$k" \
+    --sparse-mla-to-ptx="output=$dist/test_kernels/$(basename "$k" .mlir)" -o /dev/null
+done
 
 # The commit the kernels come from (".dirty" with changes not committed).
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)

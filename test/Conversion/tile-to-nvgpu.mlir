@@ -421,3 +421,57 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
   tile.store %r, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
 }
 
+
+// -----
+
+// Warp specialization: each region under `if (warpgroup == w)`, first
+// setting its register budget down from the even share (256 each for two
+// warpgroups); mbarriers initialized by thread 0 then fenced and published
+// by a CTA barrier; arrivals and parity waits in PTX on 32-bit shared
+// addresses; a barrier of warpgroup 1 alone is named barrier 2 of 128
+// threads, one of warpgroups 0 and 2 of three the first id after theirs (4).
+// CHECK-LABEL: gpu.func @partitions
+// CHECK: scf.if
+// CHECK:   "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r"
+// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK: gpu.barrier
+// CHECK: %[[W0:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32
+// CHECK: scf.if %[[W0]]
+// CHECK:   "setmaxnreg.dec.sync.aligned.u32 40;"
+// CHECK:   "{{.*}}mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;{{.*}}@!done bra wait_again;{{.*}}", "r,r"
+// CHECK:   "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r"
+// CHECK:   "{{.*}}@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], $2;{{.*}}@!p mbarrier.arrive.shared::cta.b64 _, [$1];{{.*}}", "r,r,r"
+// CHECK: %[[W1:.*]] = arith.cmpi eq, %{{.*}}, %c1_i32
+// CHECK: scf.if %[[W1]]
+// CHECK:   "setmaxnreg.dec.sync.aligned.u32 232;"
+// CHECK:   nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c128_i32
+// CHECK:   "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
+tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  tile.mbarrier_init %bars, %n : !tile.smem<1x2xi64>
+  tile.warp_specialize registers([40, 232]) {
+    tile.mbarrier_wait %bars[%c0], %p : !tile.smem<1x2xi64>
+    tile.mbarrier_arrive %bars[%c1] {after_copies} : !tile.smem<1x2xi64>
+    tile.mbarrier_arrive %bars[%c1] expect_tx %n : !tile.smem<1x2xi64>
+  }, {
+    tile.barrier warpgroups([1])
+    tile.mbarrier_arrive %bars[%c0] : !tile.smem<1x2xi64>
+  }
+}
+
+// CHECK-LABEL: gpu.func @pair_barrier
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
+// CHECK: nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 24;"
+// CHECK: nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
+tile.kernel @pair_barrier() warpgroups(3) {
+  tile.warp_specialize registers([232, 24, 240]) {
+    tile.barrier warpgroups([0, 2])
+  }, {
+  }, {
+    tile.barrier warpgroups([0, 2])
+  }
+}
+

@@ -33,6 +33,16 @@ constexpr int64_t kWgmmaK = 16;
 constexpr int64_t kWgmmaNStep = 8;
 constexpr int64_t kWgmmaMaxN = 256;
 
+/// 32-bit registers of a CTA (the SM's file), and the per-thread budgets
+/// setmaxnreg may set: multiples of 8 in [24, 256].
+constexpr int64_t kRegistersPerCTA = 65536;
+constexpr int64_t kSetMaxNRegMin = 24;
+constexpr int64_t kSetMaxNRegMax = 256;
+constexpr int64_t kSetMaxNRegStep = 8;
+
+/// Hardware barriers of a CTA (bar.sync ids); 0 is the CTA's own.
+constexpr int64_t kNamedBarriers = 16;
+
 } // namespace sparse_mla::hopper
 
 #endif

@@ -132,6 +132,7 @@ struct ConvertTileToNVGPUPass
         return signalPassFailure();
     materializeWaits(module);
     groupAdjacentGemms(module);
+    assignBarrierIds(module);
 
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());

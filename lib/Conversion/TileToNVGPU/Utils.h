@@ -177,6 +177,11 @@ void populateBarriersToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
 void populateElementsToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
+/// Gives each `tile.barrier {warpgroups}` its hardware barrier id (the
+/// `kBarrierIdAttr` attribute).
+constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";
+void assignBarrierIds(mlir::Operation *root);
+
 /// Puts GEMMs that follow each other into one wgmma group: one fence before
 /// the first, one commit and wait after the last. Run before the patterns.
 void groupAdjacentGemms(mlir::Operation *root);

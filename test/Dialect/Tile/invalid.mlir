@@ -741,3 +741,88 @@ func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
   %w = tile.gemm_wait %r {pending = -1} : !tile.reg<64x64xf32>
   return
 }
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{warpgroup 2 is not one of the kernel's 2}}
+  tile.barrier warpgroups([0, 2])
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{warpgroups must be listed in increasing order, once each}}
+  tile.barrier warpgroups([1, 0])
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  tile.warp_specialize registers([40, 232]) {
+    // expected-error @+1 {{synchronizes the whole CTA, but inside tile.warp_specialize the other warpgroups run other code: give `warpgroups`}}
+    tile.barrier
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{needs one region per warpgroup of the kernel (2), has 3}}
+  tile.warp_specialize registers([40, 40, 40]) {
+  }, {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{has 2 regions but 1 register budgets}}
+  tile.warp_specialize registers([40]) {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{register budget 100 is not a multiple of 8 in [24, 256]}}
+  tile.warp_specialize registers([100, 232]) {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(3) {
+  // expected-error @+1 {{register budgets need 68608 registers, more than the 65536 of a CTA}}
+  tile.warp_specialize registers([256, 256, 24]) {
+  }, {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  %t = arith.constant true
+  tile.warp_specialize registers([40, 232]) {
+    %p = tile.splat %t : !tile.reg<64xi1>
+    // expected-error @+1 {{needs every warpgroup of the CTA: not inside tile.warp_specialize}}
+    %a = tile.any %p : !tile.reg<64xi1>
+  }, {
+  }
+}
+// -----
+tile.kernel @k(%n: index) warpgroups(2) {
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  tile.warp_specialize registers([40, 232]) {
+    // expected-error @+1 {{needs every warpgroup of the CTA: not inside tile.warp_specialize}}
+    tile.mbarrier_init %bars, %n : !tile.smem<1x2xi64>
+  }, {
+  }
+}
+// -----
+tile.kernel @k(%n: index, %p: i32) warpgroups(1) {
+  %bars = tile.alloc : !tile.smem<2x2xi64>
+  // expected-error @+1 {{mbarriers are a 1 x N shared tile of i64, not '!tile.smem<2x2xi64>'}}
+  tile.mbarrier_wait %bars[%n], %p : !tile.smem<2x2xi64>
+}
+// -----
+tile.kernel @k(%n: index) warpgroups(1) {
+  %bars = tile.alloc : !tile.smem<1x2xi32>
+  // expected-error @+1 {{mbarriers are a 1 x N shared tile of i64}}
+  tile.mbarrier_arrive %bars[%n] : !tile.smem<1x2xi32>
+}
+// -----
+tile.kernel @k(%n: index) warpgroups(1) {
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  // expected-error @+1 {{arrives after its copies or expects transactions, not both}}
+  tile.mbarrier_arrive %bars[%n] expect_tx %n {after_copies} : !tile.smem<1x2xi64>
+}

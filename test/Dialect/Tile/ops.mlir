@@ -131,3 +131,30 @@ tile.kernel @by_position(%lse: memref<?x?xf32>, %out: memref<?x?xi32>, %q: memre
   tile.store_rows %v, %dq[%rows, %c0] {transpose} : !tile.reg<64x16xbf16>, memref<?x64xbf16>, !tile.reg<16xi32>
 }
 
+
+// Warp specialization: a region per warpgroup with its register budget,
+// mbarriers (arrive, arrive after copies, arrive with a transaction count,
+// wait for a phase) and a barrier of some warpgroups.
+// CHECK-LABEL: tile.kernel @partitions
+// CHECK: tile.mbarrier_init %{{.*}}, %{{.*}} : !tile.smem<1x2xi64>
+// CHECK: tile.warp_specialize registers([40, 232]) {
+// CHECK:   tile.mbarrier_wait %{{.*}}[%{{.*}}], %{{.*}} : !tile.smem<1x2xi64>
+// CHECK:   tile.mbarrier_arrive %{{.*}}[%{{.*}}] {after_copies} : !tile.smem<1x2xi64>
+// CHECK:   tile.mbarrier_arrive %{{.*}}[%{{.*}}] expect_tx %{{.*}} : !tile.smem<1x2xi64>
+// CHECK: }, {
+// CHECK:   tile.barrier warpgroups([1])
+// CHECK:   tile.mbarrier_arrive %{{.*}}[%{{.*}}] : !tile.smem<1x2xi64>
+// CHECK: }
+tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  tile.mbarrier_init %bars, %n : !tile.smem<1x2xi64>
+  tile.warp_specialize registers([40, 232]) {
+    tile.mbarrier_wait %bars[%c0], %p : !tile.smem<1x2xi64>
+    tile.mbarrier_arrive %bars[%c0] {after_copies} : !tile.smem<1x2xi64>
+    tile.mbarrier_arrive %bars[%c0] expect_tx %n : !tile.smem<1x2xi64>
+  }, {
+    tile.barrier warpgroups([1])
+    tile.mbarrier_arrive %bars[%c0] : !tile.smem<1x2xi64>
+  }
+}

@@ -849,6 +849,86 @@ LogicalResult GemmOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Warp specialization, scoped barriers and mbarriers
+//===----------------------------------------------------------------------===//
+
+LogicalResult BarrierOp::verify() {
+  std::optional<ArrayRef<int64_t>> wgs = getWarpgroups();
+  if (!wgs) {
+    if ((*this)->getParentOfType<WarpSpecializeOp>())
+      return emitOpError("synchronizes the whole CTA, but inside tile.warp_specialize "
+                         "the other warpgroups run other code: give `warpgroups`");
+    return success();
+  }
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  int64_t n = kernel ? kernel.getWarpgroups() : std::numeric_limits<int64_t>::max();
+  if (wgs->empty())
+    return emitOpError("needs at least one warpgroup");
+  for (size_t i = 0; i < wgs->size(); ++i) {
+    if ((*wgs)[i] < 0 || (*wgs)[i] >= n)
+      return emitOpError("warpgroup ") << (*wgs)[i] << " is not one of the kernel's " << n;
+    if (i && (*wgs)[i] <= (*wgs)[i - 1])
+      return emitOpError("warpgroups must be listed in increasing order, once each");
+  }
+  return success();
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  ArrayRef<int64_t> regs = getRegisters();
+  if (regs.size() != getPartitions().size())
+    return emitOpError("has ") << getPartitions().size() << " regions but "
+                               << regs.size() << " register budgets";
+  if (auto kernel = (*this)->getParentOfType<KernelOp>();
+      kernel && kernel.getWarpgroups() != static_cast<int64_t>(regs.size()))
+    return emitOpError("needs one region per warpgroup of the kernel (")
+           << kernel.getWarpgroups() << "), has " << regs.size();
+  int64_t total = 0;
+  for (int64_t r : regs) {
+    if (r < hopper::kSetMaxNRegMin || r > hopper::kSetMaxNRegMax || r % hopper::kSetMaxNRegStep)
+      return emitOpError("register budget ")
+             << r << " is not a multiple of " << hopper::kSetMaxNRegStep << " in ["
+             << hopper::kSetMaxNRegMin << ", " << hopper::kSetMaxNRegMax << "]";
+    total += r * hopper::kWarpgroupThreads;
+  }
+  if (total > hopper::kRegistersPerCTA)
+    return emitOpError("register budgets need ")
+           << total << " registers, more than the " << hopper::kRegistersPerCTA << " of a CTA";
+  WalkResult r = getOperation()->walk([&](Operation *op) {
+    if (op == getOperation())
+      return WalkResult::advance();
+    auto gather = dyn_cast<GatherRowsOp>(op);
+    if (isa<AnyOp, MBarrierInitOp, WarpSpecializeOp>(op) ||
+        (gather && !gather.getPerWarpgroup())) {
+      op->emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// mbarriers are a 1 x N shared tile of i64.
+static LogicalResult verifyMBarriers(Operation *op, Type bars) {
+  auto type = cast<SmemTileType>(bars);
+  if (type.getRank() != 2 || !type.getElementType().isInteger(64) ||
+      getTileDim(type, 0) != TileDim{1, {}})
+    return op->emitOpError("mbarriers are a 1 x N shared tile of i64, not ") << bars;
+  return success();
+}
+
+LogicalResult MBarrierInitOp::verify() {
+  if ((*this)->getParentOfType<WarpSpecializeOp>())
+    return emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
+  return verifyMBarriers(*this, getBars().getType());
+}
+LogicalResult MBarrierArriveOp::verify() {
+  if (getAfterCopies() && getExpectTx())
+    return emitOpError("arrives after its copies or expects transactions, not both");
+  return verifyMBarriers(*this, getBars().getType());
+}
+LogicalResult MBarrierWaitOp::verify() { return verifyMBarriers(*this, getBars().getType()); }
+
 LogicalResult GemmWaitOp::verify() {
   for (Value v : getValues()) {
     auto gemm = v.getDefiningOp<GemmOp>();

@@ -537,8 +537,100 @@ def Tile_AsyncWaitOp : Tile_Op<"async_wait", []> {
 }
 
 def Tile_BarrierOp : Tile_Op<"barrier", []> {
-  let summary = "Synchronizes all threads of the CTA";
-  let assemblyFormat = "attr-dict";
+  let summary = "Synchronizes the threads of the CTA, or of some warpgroups";
+  let description = [{
+    Without `warpgroups`, every thread of the CTA waits for all the others
+    (`bar.sync 0`). With `warpgroups`, only the threads of those warpgroups
+    take part, on a named barrier (`bar.sync id, 128 * n`): the conversion
+    gives warpgroup w alone barrier 1 + w and each other set of warpgroups
+    a barrier of its own, of the 16 a CTA has. Inside `tile.warp_specialize`
+    only the scoped form is allowed: the other warpgroups run other code.
+
+    ```mlir
+    tile.barrier warpgroups([1, 2])
+    ```
+  }];
+  let arguments = (ins OptionalAttr<DenseI64ArrayAttr>:$warpgroups);
+  let assemblyFormat = "(`warpgroups` `(` $warpgroups^ `)`)? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::DenseI64ArrayAttr()); }]>];
+  let hasVerifier = 1;
+}
+
+def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
+    RecursiveMemoryEffects]> {
+  let summary = "Runs a different region on each warpgroup";
+  let description = [{
+    Region `w` runs on warpgroup `w` alone, which first sets its register
+    budget to `registers[w]` (`setmaxnreg`: a producer that only copies
+    gives registers to the consumers that compute). There is one region
+    per warpgroup of the kernel. The budgets are multiples of 8 in
+    [24, 256] whose sum over the CTA fits the register file. Inside, ops
+    that need the whole CTA (`tile.barrier` without `warpgroups`,
+    `tile.any`, CTA-wide `tile.gather_rows`) are not allowed; warpgroups
+    hand data over through shared memory and mbarriers
+    (`tile.mbarrier_*`) or scoped barriers.
+
+    ```mlir
+    tile.warp_specialize registers([40, 232]) {
+      // warpgroup 0: gathers
+    }, {
+      // warpgroup 1: computes
+    }
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$registers);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$partitions);
+  let assemblyFormat = "`registers` `(` $registers `)` $partitions attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_MBarrierInitOp : Tile_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Initializes shared-memory barriers, each expecting `count` arrivals";
+  let description = [{
+    `bars` is a `1 x N` shared tile of i64: N mbarriers. One thread of the
+    CTA initializes each to expect `count` arrivals per phase; the CTA then
+    synchronizes, so every thread may use them. Every thread of the CTA
+    must reach it (outside `tile.warp_specialize`).
+  }];
+  let arguments = (ins Tile_SmemTile:$bars, Index:$count);
+  let assemblyFormat = "$bars `,` $count attr-dict `:` qualified(type($bars))";
+  let hasVerifier = 1;
+}
+
+def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Each calling thread arrives at an mbarrier";
+  let description = [{
+    Counts one arrival of each calling thread at mbarrier `index` of
+    `bars` (release: its earlier writes to shared memory are visible to a
+    thread whose `tile.mbarrier_wait` sees the phase complete). With
+    `after_copies`, the arrival happens instead once the thread's earlier
+    `cp.async` copies (`tile.gather_rows`, `tile.async_copy`) have landed
+    (`cp.async.mbarrier.arrive.noinc`): copies complete on the barrier.
+    With `expect_tx`, one thread of the warpgroup also adds `bytes` of
+    asynchronous transactions the phase waits for.
+  }];
+  let arguments = (ins Tile_SmemTile:$bars, Index:$index, UnitAttr:$after_copies,
+                       Optional<Index>:$expect_tx);
+  let assemblyFormat = [{
+    $bars `[` $index `]` (`expect_tx` $expect_tx^)? attr-dict `:` qualified(type($bars))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Waits until a phase of an mbarrier has completed";
+  let description = [{
+    Waits until the phase of mbarrier `index` of `bars` whose parity is
+    `parity` (0 or 1) has completed (`mbarrier.try_wait.parity` in a loop),
+    with acquire semantics. The phase before the first counts as complete:
+    a producer's first wait for a free buffer, with parity 1, returns at
+    once.
+  }];
+  let arguments = (ins Tile_SmemTile:$bars, Index:$index, I32:$parity);
+  let assemblyFormat = [{
+    $bars `[` $index `]` `,` $parity attr-dict `:` qualified(type($bars))
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_AnyOp : Tile_Op<"any", []> {
