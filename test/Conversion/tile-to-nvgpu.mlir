@@ -405,6 +405,20 @@ tile.kernel @reduce_across_warps(%out: memref<?xf32>) warpgroups(1) {
   tile.store %r, %out[%c0] : !tile.reg<2xf32>, memref<?xf32>
 }
 // -----
+
+// A from registers: per k16 step the thread's next 8 bf16 of the #tile.mma
+// tile, packed in pairs into 4 b32, go to an inline wgmma (the NVVM op takes
+// A from shared memory only): 32 accumulators out ($0-$31) tied to 32 in,
+// A ($64-$67), B's descriptor ($68), the scale-d flag ($69, 0 on the first
+// step of a zero accumulator); B transposed (K-major) gives imm-trans-b 0.
+// CHECK-LABEL: gpu.func @register_a
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK: llvm.inline_asm has_side_effects "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;\0A}"
+// CHECK-SAME: "=f,{{.*}},=f,0,1,{{.*}},31,r,r,r,r,l,r"
+// CHECK-COUNT-3: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
@@ -415,9 +429,7 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
     %t = arith.truncf %v : f32 to bf16
     tile.yield %t : bf16
   }
-  // expected-error @+2 {{failed to legalize}}
-  // expected-error @+1 {{register A operands are not lowered yet}}
-  %r = tile.gemm %ab, %b, %a : !tile.reg<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %r = tile.gemm %ab, %b, %a {transpose_b} : !tile.reg<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
   tile.store %r, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
 }
 

@@ -1,6 +1,7 @@
 """tile.gemm on the tensor cores in the three operand arrangements of the
-backward (K-major x K-major, MN-major x MN-major, K-major x MN-major) and the
-three swizzles (32, 64, 128 bytes), against float64 products."""
+backward (K-major x K-major, MN-major x MN-major, K-major x MN-major), the
+three swizzles (32, 64, 128 bytes) and with A in registers, against float64
+products."""
 import os
 from pathlib import Path
 
@@ -17,14 +18,15 @@ PROBES = Path(os.environ.get("SPARSE_MLA_TEST_KERNELS",
 
 
 @pytest.mark.parametrize("h", [16, 32, 64])
-@pytest.mark.parametrize("kind", ["s", "dq", "dkv"])
+@pytest.mark.parametrize("kind", ["s", "dq", "dkv", "rega"])
 def test_gemm_matches_float64(kind, h):
     k = torch.randn(64, 576, device="cuda").to(torch.bfloat16)
     q = torch.randn(h, 576, device="cuda").to(torch.bfloat16)
     p = torch.randn(64, h, device="cuda").to(torch.bfloat16)
     ref = {"s": k.double() @ q.double().T,
            "dq": k.double().T @ p.double(),
-           "dkv": p.double() @ q.double()[:, 64:128]}[kind]
+           "dkv": p.double() @ q.double()[:, 64:128],
+           "rega": p.double() @ q.double()[:, 64:128]}[kind]
     out = torch.full(ref.shape, float("nan"), device="cuda")
     _runtime.launch(f"probe_{kind}_h{h}", [1], [k, q, p, out], 0,
                     torch.cuda.current_stream().cuda_stream, directory=PROBES)

@@ -66,6 +66,47 @@ struct OperandDescriptor {
   }
 };
 
+/// One wgmma m64nNk16 whose A comes from registers (inline PTX: the NVVM op
+/// reads A from shared memory only). The A fragment of a k16 step is the
+/// thread's 8 elements from `first` of the bf16/f16 tile in the #tile.mma
+/// layout, packed in pairs: the accumulator layout of a GEMM is the A layout
+/// of the next one.
+static Value registerAWgmma(OpBuilder &b, Location loc, Value acc, Type structType,
+                            int64_t width, Value a, int64_t first, Value descB,
+                            Type elt, bool transB, bool scaleOut) {
+  SmallVector<Value> operands;
+  std::string outs, ins;
+  int64_t nd = width / 2;
+  for (int64_t i = 0; i < nd; ++i) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    outs += (i ? ",=f" : "=f");
+    ins += "," + std::to_string(i);
+  }
+  for (int64_t r = 0; r < 4; ++r) {
+    Value v = extractRun(b, loc, a, first + 2 * r, 2);
+    Value packed = vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), v);
+    operands.push_back(vector::ExtractOp::create(b, loc, packed, 0));
+    ins += ",r";
+  }
+  operands.push_back(descB);
+  operands.push_back(i32Const(b, loc, scaleOut ? 1 : 0));
+  ins += ",l,r";
+  std::string t = elt.isBF16() ? "bf16" : "f16";
+  // scale-d is a predicate: D = A B where it is false, D += A B where true.
+  std::string asmStr = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(2 * nd + 5) +
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(width) +
+                       "k16.f32." + t + "." + t + " {";
+  for (int64_t i = 0; i < nd; ++i)
+    asmStr += "$" + std::to_string(i) + (i + 1 < nd ? ", " : "}, {");
+  for (int64_t r = 0; r < 4; ++r)
+    asmStr += "$" + std::to_string(2 * nd + r) + (r < 3 ? ", " : "}, ");
+  asmStr += "$" + std::to_string(2 * nd + 4) + ", p, 1, 1, " + (transB ? "1" : "0") + ";\n}";
+  return LLVM::InlineAsmOp::create(b, loc, structType, operands, asmStr, outs + ins,
+                                   /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                   LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+      .getResult(0);
+}
+
 /// Marks on GEMMs of one wgmma group (set by groupAdjacentGemms).
 constexpr llvm::StringLiteral kGroupNotFirst = "tile.wgmma_group_not_first";
 constexpr llvm::StringLiteral kGroupNotLast = "tile.wgmma_group_not_last";
@@ -77,19 +118,20 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = getContext();
-    if (isa<RegTileType>(op.getA().getType()))
-      return op.emitOpError("register A operands are not lowered yet");
-    auto aType = cast<SmemTileType>(op.getA().getType());
+    bool regA = isa<RegTileType>(op.getA().getType());
+    auto aType = cast<ShapedType>(op.getA().getType());
     auto bType = cast<SmemTileType>(op.getB().getType());
     auto accType = cast<RegTileType>(op.getAcc().getType());
     int64_t m = accType.getShape()[0], n = accType.getShape()[1];
     int64_t k = aType.getShape()[op.getTransposeA() ? 0 : 1];
     // A is K-major unless transposed; B is K-major when transposed.
-    FailureOr<OperandDescriptor> da = OperandDescriptor::get(
-        rewriter, loc, op, adaptor.getA(), aType, !op.getTransposeA());
+    FailureOr<OperandDescriptor> da;
+    if (!regA)
+      da = OperandDescriptor::get(rewriter, loc, op, adaptor.getA(),
+                                  cast<SmemTileType>(aType), !op.getTransposeA());
     FailureOr<OperandDescriptor> db = OperandDescriptor::get(
         rewriter, loc, op, adaptor.getB(), bType, op.getTransposeB());
-    if (failed(da) || failed(db))
+    if ((!regA && failed(da)) || failed(db))
       return failure();
     Type f32 = rewriter.getF32Type();
     int64_t perBlock = n / 2; // accumulator registers per thread per 64 rows
@@ -103,7 +145,7 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     // NVVM spells the operand majorness as row/col: A row = K-major,
     // B col = K-major.
     auto layoutA = NVVM::MMALayoutAttr::get(
-        ctx, da->kMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col);
+        ctx, regA || da->kMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col);
     auto layoutB = NVVM::MMALayoutAttr::get(
         ctx, db->kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row);
     auto scaleIn = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
@@ -130,9 +172,15 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
                 rewriter, loc, s,
                 vector::ExtractOp::create(rewriter, loc, acc, first + i), i);
         for (int64_t kk = 0; kk < k / hopper::kWgmmaK; ++kk) {
+          bool scaleOut = !(zeroInit && kk == 0);
+          if (regA) {
+            s = registerAWgmma(rewriter, loc, s, structType, width, adaptor.getA(),
+                               mb * (k / 2) + kk * 8, db->at(rewriter, loc, n0, hopper::kWgmmaK * kk),
+                               aType.getElementType(), !db->kMajor, scaleOut);
+            continue;
+          }
           auto scaleD = NVVM::WGMMAScaleOutAttr::get(
-              ctx, zeroInit && kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                       : NVVM::WGMMAScaleOut::one);
+              ctx, scaleOut ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero);
           s = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structType, s,
               da->at(rewriter, loc, hopper::kWgmmaM * mb, hopper::kWgmmaK * kk),

@@ -665,7 +665,9 @@ def Tile_GemmOp : Tile_Op<"gemm", [
     bf16 or f16; `acc` is an f32 register tile. Each warpgroup computes its
     own product on 64-row blocks: M is a multiple of 64, N a multiple of 8,
     K a multiple of 16. Lowers to `wgmma.mma_async`, N split into pieces of
-    at most 256. An f32 accumulator costs N/2 registers per thread for each
+    at most 256; with A in registers, to inline PTX (the NVVM op reads A
+    from shared memory only), the accumulator layout of one GEMM being the
+    A layout of the next. An f32 accumulator costs N/2 registers per thread for each
     64 rows, so wide products are cut into column chunks by `tile-split-d`.
 
     With `async`, the product is one wgmma group of its own that the
