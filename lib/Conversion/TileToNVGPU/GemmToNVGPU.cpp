@@ -58,8 +58,7 @@ struct OperandDescriptor {
   Value at(OpBuilder &b, Location loc, int64_t mn, int64_t k) const {
     // In tile coordinates a K-major operand is [mn, k], an MN-major one [k, mn].
     int64_t row = kMajor ? mn : k, col = kMajor ? k : mn;
-    int64_t x = col * elementBytes, w = layout.getSwizzle();
-    int64_t off = (x / w) * layout.getBlockStride() + row * layout.getPitch() + x % w;
+    int64_t off = getSharedLinearOffset(layout, elementBytes, row, col);
     if (off == 0)
       return base;
     return arith::AddIOp::create(b, loc, base, i64Const(b, loc, off >> 4));

@@ -127,6 +127,7 @@ Value sparse_mla::tile::sharedBasePointer(OpBuilder &b, Location loc) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
 }
 
+/// getSharedByteOffset (Layouts.h) at run time.
 Value sparse_mla::tile::sharedByteOffset(OpBuilder &b, Location loc,
                                          SharedLayoutAttr layout,
                                          unsigned elementBytes, Value row,

@@ -63,6 +63,13 @@ BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
 /// while every access is still a whole line.
 constexpr int64_t kGatherLanes = 8;
 
+/// Byte offset of element (row, col) in a shared tile of `layout` before the
+/// swizzle: blocks of `swizzle` bytes per row (the whole row unswizzled),
+/// `block_stride` apart. wgmma descriptors start at such offsets (the
+/// hardware applies the swizzle).
+int64_t getSharedLinearOffset(SharedLayoutAttr layout, unsigned elementBytes,
+                              int64_t row, int64_t col);
+
 /// Byte offset of element (row, col) in a shared tile of `layout`, swizzle
 /// applied. The tile must start at a multiple of `8 * swizzle` bytes.
 int64_t getSharedByteOffset(SharedLayoutAttr layout, unsigned elementBytes,
