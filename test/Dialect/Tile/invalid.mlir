@@ -1,4 +1,6 @@
 // RUN: sparse-mla-opt %s -split-input-file -verify-diagnostics
+// RUN: not sparse-mla-opt %S/Inputs/warp-specialize-parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE
+// PARSE: error: expected '=' after SSA name
 // One case per verifier rule of the tile dialect.
 
 // expected-error @+1 {{register tiles are 1-D or 2-D}}

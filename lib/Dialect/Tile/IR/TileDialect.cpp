@@ -874,6 +874,33 @@ LogicalResult BarrierOp::verify() {
   return success();
 }
 
+ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result) {
+  DenseI64ArrayAttr registers;
+  if (parser.parseKeyword("registers") || parser.parseLParen() ||
+      parser.parseCustomAttributeWithFallback(registers, Type{}) || parser.parseRParen())
+    return failure();
+  result.getOrAddProperties<Properties>().registers = registers;
+  do {
+    if (parser.parseRegion(*result.addRegion()))
+      return failure();
+  } while (succeeded(parser.parseOptionalComma()));
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void WarpSpecializeOp::print(OpAsmPrinter &p) {
+  p << " registers(";
+  p.printStrippedAttrOrType(getRegistersAttr());
+  p << ")";
+  llvm::interleave(
+      getPartitions(), p,
+      [&](Region &r) {
+        p << " ";
+        p.printRegion(r, /*printEntryBlockArgs=*/false);
+      },
+      ",");
+  p.printOptionalAttrDict((*this)->getAttrs(), {getRegistersAttrName()});
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   ArrayRef<int64_t> regs = getRegisters();
   if (regs.size() != getPartitions().size())

@@ -580,7 +580,10 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
   }];
   let arguments = (ins DenseI64ArrayAttr:$registers);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$partitions);
-  let assemblyFormat = "`registers` `(` $registers `)` $partitions attr-dict";
+  // Hand-written: each region belongs to the op state as soon as it is
+  // parsed, so a parse error in a later one frees nothing the parser still
+  // refers to (the generated parser of variadic regions does).
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
