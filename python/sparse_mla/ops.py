@@ -104,6 +104,3 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
                      out.view(rows, c) if f32 else none_f32],
                     ws.device.index, _stream(ws.device))
     return out
-    _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
-                    [ws.view(rows, c), out.view(rows, c)], ws.device.index, _stream(ws.device))
-    return out

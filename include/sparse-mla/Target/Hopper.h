@@ -39,6 +39,8 @@ constexpr int64_t kRegistersPerCTA = 65536;
 constexpr int64_t kSetMaxNRegMin = 24;
 constexpr int64_t kSetMaxNRegMax = 256;
 constexpr int64_t kSetMaxNRegStep = 8;
+/// Registers one thread may address.
+constexpr int64_t kMaxRegistersPerThread = 255;
 
 /// Hardware barriers of a CTA (bar.sync ids); 0 is the CTA's own.
 constexpr int64_t kNamedBarriers = 16;

@@ -133,8 +133,11 @@ struct WarpSpecializeLowering : public OpConversionPattern<WarpSpecializeOp> {
     Location loc = op.getLoc();
     ArrayRef<int64_t> regs = op.getRegisters();
     // What every thread has at entry: the CTA's registers shared evenly
-    // (the kernel runs one CTA per SM, nvvm.minctasm = 1).
+    // (the kernel runs one CTA per SM, nvvm.minctasm = 1), in ptxas's steps
+    // of 8 and at most what one thread may address.
     int64_t even = hopper::kRegistersPerCTA / (regs.size() * hopper::kWarpgroupThreads);
+    even = std::min(even / hopper::kSetMaxNRegStep * hopper::kSetMaxNRegStep,
+                    hopper::kMaxRegistersPerThread);
     Value wg = warpgroupIndex(rewriter, loc);
     for (auto [w, region] : llvm::enumerate(op.getPartitions())) {
       Value mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,

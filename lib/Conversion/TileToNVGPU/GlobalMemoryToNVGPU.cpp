@@ -44,13 +44,32 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
         if (!pad) {
           v = load(rewriter);
         } else {
+          // The whole pair in bounds: one access; else element by element.
           Type t = accessType(elt, p.count);
           auto ifOp = scf::IfOp::create(rewriter, loc, t, win.inBounds(rewriter, loc, last), true);
           OpBuilder thenB = ifOp.getThenBodyBuilder();
           scf::YieldOp::create(thenB, loc, load(thenB));
           OpBuilder elseB = ifOp.getElseBodyBuilder();
-          Value padded = p.count == 1 ? pad
-                                      : vector::BroadcastOp::create(elseB, loc, t, pad).getResult();
+          SmallVector<Value> parts;
+          for (unsigned k = 0; k < p.count; ++k) {
+            SmallVector<Value, 2> logical = WindowAccess::shifted(
+                elseB, loc, SmallVector<Value, 2>{p.row, p.logicalCol}, k);
+            SmallVector<Value, 2> stored =
+                WindowAccess::shifted(elseB, loc, SmallVector<Value, 2>{p.row, p.col}, k);
+            auto one = scf::IfOp::create(elseB, loc, elt, win.inBounds(elseB, loc, logical), true);
+            OpBuilder inB = one.getThenBodyBuilder();
+            scf::YieldOp::create(inB, loc,
+                                 LLVM::LoadOp::create(inB, loc, elt, win.pointer(inB, loc, elt, stored),
+                                                      bytes)
+                                     .getResult());
+            OpBuilder outB = one.getElseBodyBuilder();
+            scf::YieldOp::create(outB, loc, pad);
+            parts.push_back(one.getResult(0));
+          }
+          Value padded = p.count == 1 ? parts[0]
+                                      : vector::FromElementsOp::create(
+                                            elseB, loc, cast<VectorType>(t), parts)
+                                            .getResult();
           scf::YieldOp::create(elseB, loc, padded);
           v = ifOp.getResult(0);
         }

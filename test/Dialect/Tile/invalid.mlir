@@ -828,3 +828,49 @@ tile.kernel @k(%n: index) warpgroups(1) {
   // expected-error @+1 {{arrives after its copies or expects transactions, not both}}
   tile.mbarrier_arrive %bars[%n] expect_tx %n {after_copies} : !tile.smem<1x2xi64>
 }
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  %s = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %t = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  // expected-error @+1 {{leaves 1 groups running, but only 0 were issued after a product it waits for}}
+  %w = tile.gemm_wait %t {pending = 1} : !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.reg<64x16xbf16, #tile.blocked<vector = 8, lanes = 2>>, %b: !tile.smem<16x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{a register operand must have the #tile.mma layout}}
+  %r = tile.gemm %a, %b, %acc : !tile.reg<64x16xbf16, #tile.blocked<vector = 8, lanes = 2>>, !tile.smem<16x64xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%m: memref<?xf32>, %i: index, %z: f32) {
+  // expected-error @+1 {{a pad value needs bounds}}
+  %v = tile.load %m[%i] pad %z : memref<?xf32>, f32 -> !tile.reg<64xf32>
+  return
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{regions take no arguments}}
+  tile.warp_specialize registers([40, 232]) {
+  ^bb0(%x: index):
+  }, {
+  }
+}
+// -----
+tile.kernel @k(%src: memref<?x64xbf16>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  tile.warp_specialize registers([40, 232]) {
+    // expected-error @+1 {{needs every warpgroup of the CTA: not inside tile.warp_specialize}}
+    %t = tile.async_copy %src[%c0, %c0] into %buf : memref<?x64xbf16>, !tile.smem<64x64xbf16>
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  tile.warp_specialize registers([40, 232]) {
+  }, {
+    // expected-error @+1 {{runs on warpgroup 1, which it does not list}}
+    tile.barrier warpgroups([0])
+  }
+}

@@ -563,6 +563,8 @@ LogicalResult LoadOp::verify() {
     return emitOpError("pad value must have the tile element type");
   if (!getBounds().empty() && !getPad())
     return emitOpError("bounded loads need a pad value");
+  if (getBounds().empty() && getPad())
+    return emitOpError("a pad value needs bounds");
   if (getInterleaved() && failed(verifyInterleaved(*this, tile)))
     return failure();
   return success();
@@ -823,6 +825,9 @@ LogicalResult GemmOp::verify() {
     return emitOpError("accumulates in f32");
   if (aInRegs && getTransposeA())
     return emitOpError("a register operand cannot be transposed");
+  if (auto a = dyn_cast<RegTileType>(getA().getType());
+      a && a.getLayout() && !isa<MmaLayoutAttr>(a.getLayout()))
+    return emitOpError("a register operand must have the #tile.mma layout");
   TileDim m = getTileDim(aShape, getTransposeA() ? 1 : 0);
   TileDim ka = getTileDim(aShape, getTransposeA() ? 0 : 1);
   TileDim kb = getTileDim(bType, getTransposeB() ? 1 : 0);
@@ -855,11 +860,21 @@ LogicalResult GemmOp::verify() {
 
 LogicalResult BarrierOp::verify() {
   std::optional<ArrayRef<int64_t>> wgs = getWarpgroups();
+  auto partitions = (*this)->getParentOfType<WarpSpecializeOp>();
   if (!wgs) {
-    if ((*this)->getParentOfType<WarpSpecializeOp>())
+    if (partitions)
       return emitOpError("synchronizes the whole CTA, but inside tile.warp_specialize "
                          "the other warpgroups run other code: give `warpgroups`");
     return success();
+  }
+  if (partitions) {
+    // The region this barrier is in runs on warpgroup `own`.
+    Region *region = (*this)->getParentRegion();
+    while (region->getParentOp() != partitions.getOperation())
+      region = region->getParentOp()->getParentRegion();
+    int64_t own = region->getRegionNumber();
+    if (!llvm::is_contained(*wgs, own))
+      return emitOpError("runs on warpgroup ") << own << ", which it does not list";
   }
   auto kernel = (*this)->getParentOfType<KernelOp>();
   int64_t n = kernel ? kernel.getWarpgroups() : std::numeric_limits<int64_t>::max();
@@ -921,11 +936,16 @@ LogicalResult WarpSpecializeOp::verify() {
   if (total > hopper::kRegistersPerCTA)
     return emitOpError("register budgets need ")
            << total << " registers, more than the " << hopper::kRegistersPerCTA << " of a CTA";
+  for (Region &region : getPartitions())
+    if (!region.empty() && region.front().getNumArguments())
+      return emitOpError("regions take no arguments");
   WalkResult r = getOperation()->walk([&](Operation *op) {
     if (op == getOperation())
       return WalkResult::advance();
+    // Ops that split work over, or wait for, every warpgroup of the CTA
+    // (tile.wait and a pipelined loop's copies end in a CTA barrier).
     auto gather = dyn_cast<GatherRowsOp>(op);
-    if (isa<AnyOp, MBarrierInitOp, WarpSpecializeOp>(op) ||
+    if (isa<AnyOp, MBarrierInitOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
         (gather && !gather.getPerWarpgroup())) {
       op->emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
       return WalkResult::interrupt();
@@ -961,6 +981,16 @@ LogicalResult GemmWaitOp::verify() {
     auto gemm = v.getDefiningOp<GemmOp>();
     if (!gemm || !gemm.getAsync())
       return emitOpError("waits for the results of tile.gemm {async} only");
+    // Groups complete in order: at most the younger groups of this block may
+    // still run (a product from another block: none).
+    int64_t younger = 0;
+    if (gemm->getBlock() == (*this)->getBlock())
+      for (Operation *op = gemm->getNextNode(); op && op != getOperation(); op = op->getNextNode())
+        if (auto g = dyn_cast<GemmOp>(op); g && g.getAsync())
+          ++younger;
+    if (getPending() > younger)
+      return emitOpError("leaves ") << getPending() << " groups running, but only " << younger
+                                    << " were issued after a product it waits for";
   }
   return success();
 }
