@@ -1,6 +1,8 @@
 // RUN: sparse-mla-opt %s -split-input-file -verify-diagnostics
 // RUN: not sparse-mla-opt %S/Inputs/warp-specialize-parse-error.mlir 2>&1 | FileCheck %s --check-prefix=PARSE
 // PARSE: error: expected '=' after SSA name
+// RUN: not sparse-mla-opt %S/Inputs/map-parse-error.mlir 2>&1 | FileCheck %s --check-prefix=MAP
+// MAP: error: redefinition of block '^bb0'
 // One case per verifier rule of the tile dialect.
 
 // expected-error @+1 {{register tiles are 1-D or 2-D}}

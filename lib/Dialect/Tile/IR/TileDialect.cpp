@@ -889,6 +889,30 @@ LogicalResult BarrierOp::verify() {
   return success();
 }
 
+ParseResult MapOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand, 4> inputs;
+  SmallVector<Type, 4> types;
+  Type resultType;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOperandList(inputs) || parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColon() || parser.parseTypeList(types) || parser.parseArrow() ||
+      parser.parseType(resultType))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  ensureTerminator(*body, parser.getBuilder(), result.location);
+  result.addTypes(resultType);
+  return parser.resolveOperands(inputs, types, loc, result.operands);
+}
+
+void MapOp::print(OpAsmPrinter &p) {
+  p << ' ' << getInputs();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : " << getInputs().getTypes() << " -> " << getResult().getType() << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/true, /*printBlockTerminators=*/true);
+}
+
 ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result) {
   DenseI64ArrayAttr registers;
   if (parser.parseKeyword("registers") || parser.parseLParen() ||

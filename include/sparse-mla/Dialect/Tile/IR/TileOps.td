@@ -145,9 +145,11 @@ def Tile_MapOp : Tile_Op<"map", [Pure, Tile_SameLayoutTiles,
   let arguments = (ins Variadic<Tile_RegTile>:$inputs);
   let results = (outs Tile_RegTile:$result);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = [{
-    $inputs attr-dict `:` qualified(type($inputs)) `->` qualified(type($result)) $body
-  }];
+  // `$inputs attr-dict : types -> type $body`, hand-written: the region
+  // belongs to the op state as soon as it is parsed, so a parse error in it
+  // frees nothing the parser still refers to (MLIR 22's generated parser
+  // does; a fuzzer find).
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
 
