@@ -27,94 +27,52 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
     WindowAccess win(rewriter, loc, adaptor.getSource(), adaptor.getIndices(),
                      adaptor.getBounds(), type.getRank());
     SmallVector<Value> elems(vt.getNumElements());
-    Type runType = accessType(elt, te.vector);
     Value pad = adaptor.getPad();
-    if (op.getInterleaved()) {
-      // Pairs at their stored columns, bounded by their logical ones (the
-      // matrix has whole 16-column groups, so a stored column is in the row).
-      for (const InterleavedPiece &p : interleavedPieces(rewriter, loc, type)) {
-        SmallVector<Value, 2> coords{p.row, p.col};
-        SmallVector<Value, 2> last = WindowAccess::shifted(
-            rewriter, loc, SmallVector<Value, 2>{p.row, p.logicalCol}, p.count - 1);
-        auto load = [&](OpBuilder &b) -> Value {
-          return LLVM::LoadOp::create(b, loc, accessType(elt, p.count),
-                                      win.pointer(b, loc, elt, coords), p.count * bytes);
-        };
-        Value v;
-        if (!pad) {
-          v = load(rewriter);
-        } else {
-          // The whole pair in bounds: one access; else element by element.
-          Type t = accessType(elt, p.count);
-          auto ifOp = scf::IfOp::create(rewriter, loc, t, win.inBounds(rewriter, loc, last), true);
-          OpBuilder thenB = ifOp.getThenBodyBuilder();
-          scf::YieldOp::create(thenB, loc, load(thenB));
-          OpBuilder elseB = ifOp.getElseBodyBuilder();
-          SmallVector<Value> parts;
-          for (unsigned k = 0; k < p.count; ++k) {
-            SmallVector<Value, 2> logical = WindowAccess::shifted(
-                elseB, loc, SmallVector<Value, 2>{p.row, p.logicalCol}, k);
-            SmallVector<Value, 2> stored =
-                WindowAccess::shifted(elseB, loc, SmallVector<Value, 2>{p.row, p.col}, k);
-            auto one = scf::IfOp::create(elseB, loc, elt, win.inBounds(elseB, loc, logical), true);
-            OpBuilder inB = one.getThenBodyBuilder();
-            scf::YieldOp::create(inB, loc,
-                                 LLVM::LoadOp::create(inB, loc, elt, win.pointer(inB, loc, elt, stored),
-                                                      bytes)
-                                     .getResult());
-            OpBuilder outB = one.getElseBodyBuilder();
-            scf::YieldOp::create(outB, loc, pad);
-            parts.push_back(one.getResult(0));
-          }
-          Value padded = p.count == 1 ? parts[0]
-                                      : vector::FromElementsOp::create(
-                                            elseB, loc, cast<VectorType>(t), parts)
-                                            .getResult();
-          scf::YieldOp::create(elseB, loc, padded);
-          v = ifOp.getResult(0);
-        }
-        insertRun(rewriter, loc, elems, v, p.first);
-      }
-      rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
-      return success();
-    }
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      auto load = [&](OpBuilder &b, ArrayRef<Value> coords, unsigned n) -> Value {
-        return LLVM::LoadOp::create(b, loc, accessType(elt, n),
-                                    win.pointer(b, loc, elt, coords), n * bytes);
-      };
-      // In bounds or not, element by element.
-      auto guarded = [&](OpBuilder &b, ArrayRef<Value> coords) -> Value {
-        auto ifOp = scf::IfOp::create(b, loc, elt, win.inBounds(b, loc, coords), true);
+    auto load = [&](OpBuilder &b, ArrayRef<Value> coords, unsigned n) -> Value {
+      return LLVM::LoadOp::create(b, loc, accessType(elt, n), win.pointer(b, loc, elt, coords),
+                                  n * bytes);
+    };
+    // `n` contiguous elements stored from `stored`, bounded by their tile
+    // coordinates from `logical`: with a pad, one access if all are in
+    // bounds, else one per element under its own check.
+    auto read = [&](ArrayRef<Value> logical, ArrayRef<Value> stored, unsigned n) -> Value {
+      if (!pad)
+        return load(rewriter, stored, n);
+      auto guarded = [&](OpBuilder &b, unsigned k) -> Value {
+        auto ifOp = scf::IfOp::create(
+            b, loc, elt, win.inBounds(b, loc, WindowAccess::shifted(b, loc, logical, k)), true);
         OpBuilder thenB = ifOp.getThenBodyBuilder();
-        scf::YieldOp::create(thenB, loc, load(thenB, coords, 1));
+        scf::YieldOp::create(thenB, loc,
+                             load(thenB, WindowAccess::shifted(thenB, loc, stored, k), 1));
         OpBuilder elseB = ifOp.getElseBodyBuilder();
         scf::YieldOp::create(elseB, loc, pad);
         return ifOp.getResult(0);
       };
-      Value v;
-      if (!pad) {
-        v = load(rewriter, run.coords, te.vector);
-      } else if (te.vector == 1) {
-        v = guarded(rewriter, run.coords);
-      } else {
-        // The whole run in bounds: one vector access; else one per element.
-        Value all = win.inBounds(
-            rewriter, loc, WindowAccess::shifted(rewriter, loc, run.coords, te.vector - 1));
-        auto ifOp = scf::IfOp::create(rewriter, loc, runType, all, true);
-        OpBuilder thenB = ifOp.getThenBodyBuilder();
-        scf::YieldOp::create(thenB, loc, load(thenB, run.coords, te.vector));
-        OpBuilder elseB = ifOp.getElseBodyBuilder();
-        SmallVector<Value> parts;
-        for (unsigned k = 0; k < te.vector; ++k)
-          parts.push_back(guarded(elseB, WindowAccess::shifted(elseB, loc, run.coords, k)));
-        scf::YieldOp::create(elseB, loc,
-                             vector::FromElementsOp::create(elseB, loc,
-                                                            cast<VectorType>(runType), parts)
-                                 .getResult());
-        v = ifOp.getResult(0);
-      }
-      insertRun(rewriter, loc, elems, v, run.first);
+      if (n == 1)
+        return guarded(rewriter, 0);
+      Type runType = accessType(elt, n);
+      Value all = win.inBounds(rewriter, loc, WindowAccess::shifted(rewriter, loc, logical, n - 1));
+      auto ifOp = scf::IfOp::create(rewriter, loc, runType, all, true);
+      OpBuilder thenB = ifOp.getThenBodyBuilder();
+      scf::YieldOp::create(thenB, loc, load(thenB, stored, n));
+      OpBuilder elseB = ifOp.getElseBodyBuilder();
+      SmallVector<Value> parts;
+      for (unsigned k = 0; k < n; ++k)
+        parts.push_back(guarded(elseB, k));
+      scf::YieldOp::create(
+          elseB, loc,
+          vector::FromElementsOp::create(elseB, loc, cast<VectorType>(runType), parts).getResult());
+      return ifOp.getResult(0);
+    };
+    if (op.getInterleaved()) {
+      // Pairs at their stored columns, bounded by their natural ones (the
+      // matrix has whole 16-column groups, so a stored column is in the row).
+      for (const InterleavedPiece &p : interleavedPieces(rewriter, loc, type))
+        insertRun(rewriter, loc, elems,
+                  read({p.row, p.logicalCol}, {p.row, p.col}, p.count), p.first);
+    } else {
+      for (Run &run : runsOf(rewriter, loc, type.getLayout(), te))
+        insertRun(rewriter, loc, elems, read(run.coords, run.coords, te.vector), run.first);
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
     return success();
