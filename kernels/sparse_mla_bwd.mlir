@@ -19,36 +19,52 @@
 // The fp32 dKV workspace keeps its columns interleaved in groups of 16, in
 // the order a thread holds the GEMM results, so each thread adds 16 bytes of
 // its registers at once; the postprocess puts them back in order.
-// Warpgroup w owns half of the columns: its S^T, dP^T, P^T, dS^T and dQ^T.
-// dKV is computed 64 columns at a time, the chunks alternating between the
-// warpgroups (tile-split-d). The gather of the next block overlaps the
-// current one (tile-pipeline-loops).
 //
-// The kernel is generic over four shape parameters: {hw} columns per
-// warpgroup, {hp} = 2 * hw per CTA, {d} = D and {dqk} = D + D_tail.
-// tile-specialize compiles one kernel per entry of `variants` below.
+// The warpgroups split the work by role (tile.warp_specialize), so that the
+// dKV reductions of block j overlap the gather and the scores of block j+1:
+//   warpgroup 0 (scores): gathers K, computes S^T, dP^T, P^T, dS^T for all
+//     columns, hands P^T and dS^T over in shared memory, and accumulates
+//     the first 256 rows of dQ^T;
+//   warpgroup 1 (dKV): accumulates the other rows of dQ^T, then computes
+//     dKV 64 columns at a time (tile-split-d) and scatters it.
+// They meet on four mbarriers, once per computed block: K full (warpgroup
+// 0's own copies landed), K free (warpgroup 1 has read K), P/dS full and
+// P/dS free (warpgroup 1's dKV products have read them).
+//
+// The kernel is generic over shape parameters: {hw} columns per
+// warpgroup in the prologue, {hp} = 2 * hw per CTA, {d} = D, {dqk} = D +
+// D_tail and {dq1} = dqk - 256, warpgroup 1's rows of dQ^T. tile-specialize
+// compiles one kernel per entry of `variants` below.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
 !v_block = !tile.smem<64x{d}xbf16>        // their V part
-!q_cols = !tile.smem<2x{hw}x{dqk}xbf16>   // Q of each warpgroup's columns
-!do_cols = !tile.smem<2x{hw}x{d}xbf16>    // dO of each warpgroup's columns
-!q_wg = !tile.smem<{hw}x{dqk}xbf16>
+!k_rows0 = !tile.smem<64x256xbf16>        // their first 256 columns
+!k_rows1 = !tile.smem<64x{dq1}xbf16>      // the others
+!q_cols = !tile.smem<{hp}x{dqk}xbf16>     // Q of the CTA's columns
+!do_cols = !tile.smem<{hp}x{d}xbf16>      // dO of the CTA's columns
+!q_wg = !tile.smem<{hw}x{dqk}xbf16>       // a warpgroup's part of them
 !do_wg = !tile.smem<{hw}x{d}xbf16>
-!probs_both = !tile.smem<2x64x{hw}xbf16>  // P^T or dS^T of both warpgroups
-!probs = !tile.smem<64x{hw}xbf16>         // P^T or dS^T of one warpgroup
-!scores = !tile.reg<64x{hw}xf32>          // slots x warpgroup columns
-!slot_words = !tile.reg<64x{hw}xi32>
+!probs = !tile.smem<64x{hp}xbf16>         // P^T or dS^T
+!scores = !tile.reg<64x{hp}xf32>          // slots x columns
+!slot_words = !tile.reg<64x{hp}xi32>
 !slots = !tile.reg<64xi32>
 !col_vec = !tile.reg<{hw}xf32>
 !col_idx = !tile.reg<{hw}xi32>
+!cta_vec = !tile.reg<{hp}xf32>
+!cta_idx = !tile.reg<{hp}xi32>
 !col_f32 = !tile.smem<2x{hp}xf32>         // per CTA column: lse2, Delta
 !col_i32 = !tile.smem<2x{hp}xi32>         // per CTA column: q row, token
 !col_f_wg = !tile.smem<1x{hw}xf32>        // a row of the table, for a warpgroup
 !col_i_wg = !tile.smem<1x{hw}xi32>
+!col_f_cta = !tile.smem<1x{hp}xf32>       // a row of the table, all columns
+!col_i_cta = !tile.smem<1x{hp}xi32>
 !dkv_rows = !tile.reg<64x{dqk}xf32>       // dKV of the gathered rows
 !dkv_v_rows = !tile.reg<64x{d}xf32>       // their V part
-!dq_acc = !tile.reg<{dqk}x{hw}xf32>       // dQ^T of the warpgroup's columns
-!dq_out = !tile.reg<{dqk}x{hw}xbf16>
+!dq_acc0 = !tile.reg<256x{hp}xf32>        // dQ^T rows of warpgroup 0
+!dq_acc1 = !tile.reg<{dq1}x{hp}xf32>      // dQ^T rows of warpgroup 1
+!dq_out0 = !tile.reg<256x{hp}xbf16>
+!dq_out1 = !tile.reg<{dq1}x{hp}xbf16>
+!bars = !tile.smem<1x4xi64>               // K full, K free, P/dS full, P/dS free
 
 tile.kernel @sparse_mla_bwd(
     %q: memref<?x?xbf16>,          // [B * S * H, D + D_tail], row (token, head)
@@ -69,11 +85,16 @@ tile.kernel @sparse_mla_bwd(
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
     %sm_scale: f32) warpgroups(2)
-    variants([{hw = 16, hp = 32, d = 512, dqk = 576}, {hw = 16, hp = 32, d = 512, dqk = 512},
-              {hw = 32, hp = 64, d = 512, dqk = 576}, {hw = 32, hp = 64, d = 512, dqk = 512}]) {
+    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320},
+              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256},
+              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320},
+              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
   %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
   %zero = arith.constant 0.0 : f32
@@ -175,21 +196,21 @@ tile.kernel @sparse_mla_bwd(
   tile.write %col_rows, %rows_at : !col_idx, !col_i_wg
   tile.write %col_token, %token_at : !col_idx, !col_i_wg
 
-  // Q and dO of the warpgroup's columns (padding: zero rows); each
-  // warpgroup gathers its own. The wait also makes the tables visible.
+  // Q and dO of the CTA's columns (padding: zero rows); each warpgroup
+  // gathers those of its own. The wait also makes the tables visible.
   %sq = tile.alloc : !q_cols
   %sdo = tile.alloc : !do_cols
-  %q_w = tile.slice %sq[%wg, %c0, %c0] : !q_cols to !q_wg
-  %do_w = tile.slice %sdo[%wg, %c0, %c0] : !do_cols to !do_wg
+  %q_w = tile.slice %sq[%c_first, %c0] : !q_cols to !q_wg
+  %do_w = tile.slice %sdo[%c_first, %c0] : !do_cols to !do_wg
   %tq = tile.gather_rows %q[%col_rows, %c0] into %q_w {per_warpgroup}
       : memref<?x?xbf16>, !col_idx, !q_wg
   %tdo = tile.gather_rows %do[%col_rows, %c0] into %do_w {per_warpgroup}
       : memref<?x?xbf16>, !col_idx, !do_wg
   tile.wait %tq, %tdo
-  %q0 = tile.slice %sq[%c0, %c0, %c0] : !q_cols to !q_wg
-  %q1 = tile.slice %sq[%c1, %c0, %c0] : !q_cols to !q_wg
-  %do0 = tile.slice %sdo[%c0, %c0, %c0] : !do_cols to !do_wg
-  %do1 = tile.slice %sdo[%c1, %c0, %c0] : !do_cols to !do_wg
+  %lse_all = tile.slice %col_f[%c0, %c0] : !col_f32 to !col_f_cta
+  %delta_all = tile.slice %col_f[%c1, %c0] : !col_f32 to !col_f_cta
+  %rows_all = tile.slice %col_i[%c0, %c0] : !col_i32 to !col_i_cta
+  %token_all = tile.slice %col_i[%c1, %c0] : !col_i32 to !col_i_cta
 
   // A slot's key k is valid if 0 <= k < Skv and, when causal, k <= the
   // tile's last token (the union left out what is in the future of all of
@@ -207,141 +228,198 @@ tile.kernel @sparse_mla_bwd(
   %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
 
   %sk = tile.alloc : !kv_block
-  %sp = tile.alloc : !probs_both
-  %sds = tile.alloc : !probs_both
-  %p_w = tile.slice %sp[%wg, %c0, %c0] : !probs_both to !probs
-  %ds_w = tile.slice %sds[%wg, %c0, %c0] : !probs_both to !probs
-  %p0 = tile.slice %sp[%c0, %c0, %c0] : !probs_both to !probs
-  %p1 = tile.slice %sp[%c1, %c0, %c0] : !probs_both to !probs
-  %ds0 = tile.slice %sds[%c0, %c0, %c0] : !probs_both to !probs
-  %ds1 = tile.slice %sds[%c1, %c0, %c0] : !probs_both to !probs
+  %sp = tile.alloc : !probs
+  %sds = tile.alloc : !probs
+  %bars = tile.alloc : !bars
+  %c128 = arith.constant 128 : index
+  tile.mbarrier_init %bars, %c128 : !bars   // each arrived at by one warpgroup
+  %k_full = arith.constant 0 : index
+  %k_free = arith.constant 1 : index
+  %pds_full = arith.constant 2 : index
+  %pds_free = arith.constant 3 : index
+  %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
+  %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
+  %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
   %no_scores = tile.splat %zero : !scores
   %no_dkv = tile.splat %zero : !dkv_rows
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
-  %dq_init = tile.splat %zero : !dq_acc
 
-  %dq_t, %blocks = tile.pipelined_for %j = %c0 to %n step %c64 stages(2)
-      iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc, i32) {
-    // Gather the block's kv rows.
-    %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
-        : memref<?x?xi32>, i32 -> !slots
-    %rows = tile.map %keys_j : !slots -> !slots {
-    ^bb0(%key: i32):
-      %lo = arith.cmpi sge, %key, %zero_i32 : i32
-      %hi = arith.cmpi slt, %key, %limit : i32
-      %ok = arith.andi %lo, %hi : i1
-      %pos = arith.addi %batch_row, %key : i32
-      %pos_g = arith.muli %pos, %groups_i32 : i32
-      %row = arith.addi %pos_g, %g_i32 : i32
-      %r = arith.select %ok, %row, %none : i32
+  // Both warpgroups walk the same blocks and skip the same ones (each
+  // reads the block's keys), so the n-th computed block is phase n of
+  // every mbarrier. A wait for a buffer to be free in phase n waits for
+  // phase n - 1, which for n = 0 counts as complete.
+  tile.warp_specialize registers([256, 256]) {
+    // Warpgroup 0: K, the scores and their gradient, the first rows of dQ^T.
+    %dq_init = tile.splat %zero : !dq_acc0
+    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
+        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc0, i32) {
+      %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
+          : memref<?x?xi32>, i32 -> !slots
+      %rows = tile.map %keys_j : !slots -> !slots {
+      ^bb0(%key: i32):
+        %lo = arith.cmpi sge, %key, %zero_i32 : i32
+        %hi = arith.cmpi slt, %key, %limit : i32
+        %ok = arith.andi %lo, %hi : i1
+        %pos = arith.addi %batch_row, %key : i32
+        %pos_g = arith.muli %pos, %groups_i32 : i32
+        %row = arith.addi %pos_g, %g_i32 : i32
+        %r = arith.select %ok, %row, %none : i32
+        tile.yield %r : i32
+      }
+      // A block of invalid slots only (causal padding: token s has s + 1
+      // keys) adds nothing: skip it.
+      %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {
+      ^bb0(%row: i32):
+        %ok = arith.cmpi sge, %row, %zero_i32 : i32
+        tile.yield %ok : i1
+      }
+      %live = tile.any %slot_ok : !tile.reg<64xi1>
+      %dq_next, %done_next = scf.if %live -> (!dq_acc0, i32) {
+        %phase = arith.andi %done, %one_i32 : i32
+        %before = arith.xori %phase, %one_i32 : i32
+        // Gather the block's kv rows once warpgroup 1 has read the last.
+        tile.mbarrier_wait %bars[%k_free], %before : !bars
+        %gathered = tile.gather_rows %kv[%rows, %c0] into %sk {per_warpgroup}
+            : memref<?x?xbf16>, !slots, !kv_block
+        tile.mbarrier_arrive %bars[%k_full] {after_copies} : !bars
+        // Which of the tile's tokens picked each slot (all where no bits
+        // are given: T = 1), and the columns' lse2, Delta and token.
+        %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
+            : memref<?x?xi32>, i32 -> !slots
+        tile.mbarrier_wait %bars[%k_full], %phase : !bars
+
+        // Scores and their gradient, transposed: slots x columns. Both run
+        // on the tensor cores while P is computed from the first.
+        %s_run = tile.gemm %sk, %sq, %no_scores {transpose_b, async} : !kv_block, !q_cols, !scores
+        %dp_run = tile.gemm %v, %sdo, %no_scores {transpose_b, async} : !v_block, !do_cols, !scores
+        %s_t = tile.gemm_wait %s_run {pending = 1} : !scores
+        %lse_c = tile.read %lse_all : !col_f_cta -> !cta_vec
+        %token = tile.read %token_all : !col_i_cta -> !cta_idx
+        %valid = tile.broadcast %rows along 1 : !slots -> !slot_words
+        %picked_b = tile.broadcast %picked along 1 : !slots -> !slot_words
+        %token_b = tile.broadcast %token along 0 : !cta_idx -> !slot_words
+        %lse_b = tile.broadcast %lse_c along 0 : !cta_vec -> !scores
+        %p_t = tile.map %s_t, %lse_b, %valid, %picked_b, %token_b
+            : !scores, !scores, !slot_words, !slot_words, !slot_words -> !scores {
+        ^bb0(%x: f32, %l: f32, %row: i32, %pk: i32, %tk: i32):
+          %xs = arith.mulf %x, %qk_scale : f32
+          %e = arith.subf %xs, %l : f32
+          %p = math.exp2 %e : f32
+          %ok = arith.cmpi sge, %row, %zero_i32 : i32
+          %by_token = arith.shrui %pk, %tk : i32
+          %bit = arith.andi %by_token, %one_i32 : i32
+          %mine = arith.cmpi ne, %bit, %zero_i32 : i32
+          %use = arith.andi %ok, %mine : i1
+          %r = arith.select %use, %p, %zero : f32
+          tile.yield %r : f32
+        }
+        %dp_t = tile.gemm_wait %dp_run {pending = 0} : !scores
+        %delta_c = tile.read %delta_all : !col_f_cta -> !cta_vec
+        %delta_b = tile.broadcast %delta_c along 0 : !cta_vec -> !scores
+        %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
+        ^bb0(%p: f32, %dp: f32, %d: f32):
+          %diff = arith.subf %dp, %d : f32
+          %pd = arith.mulf %p, %diff : f32
+          %r = arith.mulf %pd, %sm_scale : f32
+          tile.yield %r : f32
+        }
+        // Hand P^T and dS^T over once warpgroup 1 is done with the last.
+        tile.mbarrier_wait %bars[%pds_free], %before : !bars
+        tile.write %p_t, %sp : !scores, !probs
+        tile.write %ds_t, %sds : !scores, !probs
+        tile.barrier warpgroups([0])
+        tile.mbarrier_arrive %bars[%pds_full] : !bars
+        // dQ^T[0, 256) += K^T dS^T.
+        %dq_new = tile.gemm %k0, %sds, %dq_acc {transpose_a} : !k_rows0, !probs, !dq_acc0
+        %one_more = arith.addi %done, %one_i32 : i32
+        scf.yield %dq_new, %one_more : !dq_acc0, i32
+      } else {
+        scf.yield %dq_acc, %done : !dq_acc0, i32
+      }
+      scf.yield %dq_next, %done_next : !dq_acc0, i32
+    }
+
+    // dq, written once per column: the transpose of dQ^T, padding left out.
+    %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
+    %dq_bf16 = tile.map %dq_t : !dq_acc0 -> !dq_out0 {
+    ^bb0(%x: f32):
+      %r = arith.truncf %x : f32 to bf16
+      tile.yield %r : bf16
+    }
+    tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
+        : !dq_out0, memref<?x?xbf16>, !cta_idx
+
+    // For tests and profiles: the blocks this CTA computed.
+    %cta_row = arith.muli %krow, %head_blocks : index
+    %cta = arith.addi %cta_row, %hb : index
+    %cta_i32 = arith.index_cast %cta : index to i32
+    %num_computed = memref.dim %computed, %c0 : memref<?xi32>
+    %num_computed_i32 = arith.index_cast %num_computed : index to i32
+    %lane = tile.iota along 1 : !tile.reg<1x128xi32>
+    %at = tile.map %lane : !tile.reg<1x128xi32> -> !tile.reg<1x128xi32> {
+    ^bb0(%l: i32):
+      %first = arith.cmpi eq, %l, %zero_i32 : i32
+      %room = arith.cmpi slt, %cta_i32, %num_computed_i32 : i32
+      %write = arith.andi %first, %room : i1
+      %r = arith.select %write, %cta_i32, %none : i32
       tile.yield %r : i32
     }
-    %gathered = tile.gather_rows %kv[%rows, %c0] into %sk
-        : memref<?x?xbf16>, !slots, !kv_block
-    tile.wait %gathered
-
-    // A block of invalid slots only (causal padding: token s has s + 1 keys)
-    // adds nothing: skip it.
-    %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {
-    ^bb0(%row: i32):
-      %ok = arith.cmpi sge, %row, %zero_i32 : i32
-      tile.yield %ok : i1
-    }
-    %live = tile.any %slot_ok : !tile.reg<64xi1>
-    %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
-      // Scores and their gradient, transposed: slots x this warpgroup's columns.
-      // Both run on the tensor cores while P is computed from the first.
-      %s_run = tile.gemm %sk, %q_w, %no_scores {transpose_b, async} : !kv_block, !q_wg, !scores
-      %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
-      %dp_run = tile.gemm %v, %do_w, %no_scores {transpose_b, async} : !v_block, !do_wg, !scores
-      %s_t = tile.gemm_wait %s_run {pending = 1} : !scores
-      // Which of the tile's tokens picked each slot: all where no bits are
-      // given (T = 1).
-      %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
+    %count = tile.splat %blocks : !tile.reg<1x128xi32>
+    tile.scatter %count, %computed[%at] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
+  }, {
+    // Warpgroup 1: the other rows of dQ^T, then dKV.
+    %dq_init = tile.splat %zero : !dq_acc1
+    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
+        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc1, i32) {
+      %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
           : memref<?x?xi32>, i32 -> !slots
-      %valid = tile.broadcast %rows along 1 : !slots -> !slot_words
-      %picked_b = tile.broadcast %picked along 1 : !slots -> !slot_words
-      %token = tile.read %token_at : !col_i_wg -> !col_idx
-      %token_b = tile.broadcast %token along 0 : !col_idx -> !slot_words
-      %lse_w = tile.read %lse_at : !col_f_wg -> !col_vec
-      %delta_w = tile.read %delta_at : !col_f_wg -> !col_vec
-      %lse_b = tile.broadcast %lse_w along 0 : !col_vec -> !scores
-      %delta_b = tile.broadcast %delta_w along 0 : !col_vec -> !scores
-      %p_t = tile.map %s_t, %lse_b, %valid, %picked_b, %token_b
-          : !scores, !scores, !slot_words, !slot_words, !slot_words -> !scores {
-      ^bb0(%x: f32, %l: f32, %row: i32, %pk: i32, %tk: i32):
-        %xs = arith.mulf %x, %qk_scale : f32
-        %e = arith.subf %xs, %l : f32
-        %p = math.exp2 %e : f32
+      %rows = tile.map %keys_j : !slots -> !slots {   // as warpgroup 0
+      ^bb0(%key: i32):
+        %lo = arith.cmpi sge, %key, %zero_i32 : i32
+        %hi = arith.cmpi slt, %key, %limit : i32
+        %ok = arith.andi %lo, %hi : i1
+        %pos = arith.addi %batch_row, %key : i32
+        %pos_g = arith.muli %pos, %groups_i32 : i32
+        %row = arith.addi %pos_g, %g_i32 : i32
+        %r = arith.select %ok, %row, %none : i32
+        tile.yield %r : i32
+      }
+      %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {
+      ^bb0(%row: i32):
         %ok = arith.cmpi sge, %row, %zero_i32 : i32
-        %by_token = arith.shrui %pk, %tk : i32
-        %bit = arith.andi %by_token, %one_i32 : i32
-        %mine = arith.cmpi ne, %bit, %zero_i32 : i32
-        %use = arith.andi %ok, %mine : i1
-        %r = arith.select %use, %p, %zero : f32
-        tile.yield %r : f32
+        tile.yield %ok : i1
       }
-      %dp_t = tile.gemm_wait %dp_run {pending = 0} : !scores
-      %ds_t = tile.map %p_t, %dp_t, %delta_b : !scores, !scores, !scores -> !scores {
-      ^bb0(%p: f32, %dp: f32, %d: f32):
-        %diff = arith.subf %dp, %d : f32
-        %pd = arith.mulf %p, %diff : f32
-        %r = arith.mulf %pd, %sm_scale : f32
-        tile.yield %r : f32
+      %live = tile.any %slot_ok : !tile.reg<64xi1>
+      %dq_next, %done_next = scf.if %live -> (!dq_acc1, i32) {
+        %phase = arith.andi %done, %one_i32 : i32
+        tile.mbarrier_wait %bars[%pds_full], %phase : !bars
+        // dQ^T[256, dqk) += K^T dS^T; then K may be overwritten.
+        %dq_new = tile.gemm %k1, %sds, %dq_acc {transpose_a} : !k_rows1, !probs, !dq_acc1
+        tile.mbarrier_arrive %bars[%k_free] : !bars
+        // dKV rows += dS^T Q, and their V columns += P^T dO. tile-split-d
+        // cuts these into 64-column pieces and adds the two before one
+        // scatter.
+        %ds_q = tile.gemm %sds, %sq, %no_dkv : !probs, !q_cols, !dkv_rows
+        tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
+            {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
+        %p_do = tile.gemm %sp, %sdo, %no_dkv_v : !probs, !do_cols, !dkv_v_rows
+        tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
+            {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+        tile.mbarrier_arrive %bars[%pds_free] : !bars
+        %one_more = arith.addi %done, %one_i32 : i32
+        scf.yield %dq_new, %one_more : !dq_acc1, i32
+      } else {
+        scf.yield %dq_acc, %done : !dq_acc1, i32
       }
-      tile.write %p_t, %p_w : !scores, !probs
-      tile.write %ds_t, %ds_w : !scores, !probs
-      tile.barrier
-
-      // dQ^T += K^T dS^T.
-      %dq_new = tile.gemm %sk, %ds_w, %dq_acc {transpose_a} : !kv_block, !probs, !dq_acc
-      %one_more = arith.addi %done, %one_i32 : i32
-      scf.yield %dq_new, %one_more : !dq_acc, i32
-    } else {
-      scf.yield %dq_acc, %done : !dq_acc, i32
+      scf.yield %dq_next, %done_next : !dq_acc1, i32
     }
-
-    scf.if %live {
-      // dKV rows += dS^T Q, and their V columns += P^T dO, summing over both
-      // warpgroups' columns. tile-split-d cuts these into 64-column pieces
-      // that the warpgroups take in turn, and adds the two before one scatter.
-      %ds_q0 = tile.gemm %ds0, %q0, %no_dkv : !probs, !q_wg, !dkv_rows
-      %ds_q = tile.gemm %ds1, %q1, %ds_q0 : !probs, !q_wg, !dkv_rows
-      tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
-          {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
-      %p_do0 = tile.gemm %p0, %do0, %no_dkv_v : !probs, !do_wg, !dkv_v_rows
-      %p_do = tile.gemm %p1, %do1, %p_do0 : !probs, !do_wg, !dkv_v_rows
-      tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
-          {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+    %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
+    %dq_bf16 = tile.map %dq_t : !dq_acc1 -> !dq_out1 {
+    ^bb0(%x: f32):
+      %r = arith.truncf %x : f32 to bf16
+      tile.yield %r : bf16
     }
-    tile.yield %dq_next, %done_next : !dq_acc, i32
+    tile.store_rows %dq_bf16, %dq[%dq_rows, %c256] {transpose}
+        : !dq_out1, memref<?x?xbf16>, !cta_idx
   }
-
-  // dq, written once per column: the transpose of dQ^T, padding left out.
-  %dq_rows = tile.read %rows_at : !col_i_wg -> !col_idx
-  %dq_bf16 = tile.map %dq_t : !dq_acc -> !dq_out {
-  ^bb0(%x: f32):
-    %r = arith.truncf %x : f32 to bf16
-    tile.yield %r : bf16
-  }
-  tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
-      : !dq_out, memref<?x?xbf16>, !col_idx
-
-  // For tests and profiles: the blocks this CTA computed.
-  %cta_row = arith.muli %krow, %head_blocks : index
-  %cta = arith.addi %cta_row, %hb : index
-  %cta_i32 = arith.index_cast %cta : index to i32
-  %num_computed = memref.dim %computed, %c0 : memref<?xi32>
-  %num_computed_i32 = arith.index_cast %num_computed : index to i32
-  %lane = tile.iota along 1 : !tile.reg<1x128xi32>
-  %at = tile.map %lane : !tile.reg<1x128xi32> -> !tile.reg<1x128xi32> {
-  ^bb0(%l: i32):
-    %first = arith.cmpi eq, %l, %zero_i32 : i32
-    %room = arith.cmpi slt, %cta_i32, %num_computed_i32 : i32
-    %write = arith.andi %first, %room : i1
-    %r = arith.select %write, %cta_i32, %none : i32
-    tile.yield %r : i32
-  }
-  %count = tile.splat %blocks : !tile.reg<1x128xi32>
-  tile.scatter %count, %computed[%at] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
 }

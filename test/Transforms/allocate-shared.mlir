@@ -9,9 +9,22 @@ tile.kernel @two() warpgroups(1) {
   %b = tile.alloc : !tile.smem<64x192xbf16>
 }
 // -----
-// expected-error @+1 {{needs 294912 bytes of shared memory, more than the 232448 a CTA may use}}
+// expected-error @+1 {{needs 294912 bytes of shared memory, more than the 232432 a CTA may use}}
 tile.kernel @big() warpgroups(1) {
   %a = tile.alloc : !tile.smem<256x576xbf16>
+}
+// -----
+// Swizzled tiles start on 1024-byte atoms and come first; the others follow
+// on 16 bytes, so that a small table pads nothing: 32768 + 512 + 16.
+// CHECK-LABEL: tile.kernel @swizzled_first
+// CHECK-SAME: tile.shared_bytes = 33296
+// CHECK: tile.alloc {offset = 32768 : i64} : !tile.smem<2x64xf32>
+// CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<64x256xbf16, #tile.shared<swizzle = 128
+// CHECK: tile.alloc {offset = 33280 : i64} : !tile.smem<1x2xi64>
+tile.kernel @swizzled_first() warpgroups(1) {
+  %t = tile.alloc : !tile.smem<2x64xf32>
+  %a = tile.alloc : !tile.smem<64x256xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  %b = tile.alloc : !tile.smem<1x2xi64>
 }
 // -----
 // A layout with padded rows takes rows x pitch bytes: 64 x 272 per stage.
@@ -28,8 +41,8 @@ tile.kernel @padded() warpgroups(1) {
 // totals: 2 runs of a thread x 4 warps x 4 bytes per warpgroup, after the
 // tiles, for each warpgroup.
 // CHECK-LABEL: tile.kernel @scan_scratch
-// CHECK-SAME: tile.shared_bytes = 1088
-// CHECK: tile.scan  add %{{.*}} {scratch = 1024 : i64}
+// CHECK-SAME: tile.shared_bytes = 128
+// CHECK: tile.scan  add %{{.*}} {scratch = 64 : i64}
 tile.kernel @scan_scratch() warpgroups(2) {
   %a = tile.alloc : !tile.smem<1x16xi32>
   %x = tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
@@ -39,8 +52,8 @@ tile.kernel @scan_scratch() warpgroups(2) {
 // Rows of 64 lanes: two rows per pass, two warps each; every warp still
 // has its own total per run (1 run x 4 warps x 4 bytes).
 // CHECK-LABEL: tile.kernel @scan_two_rows
-// CHECK-SAME: tile.shared_bytes = 1040
-// CHECK: tile.scan  add %{{.*}} {scratch = 1024 : i64}
+// CHECK-SAME: tile.shared_bytes = 80
+// CHECK: tile.scan  add %{{.*}} {scratch = 64 : i64}
 tile.kernel @scan_two_rows() warpgroups(1) {
   %a = tile.alloc : !tile.smem<1x16xi32>
   %x = tile.iota along 1 : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>

@@ -18,8 +18,11 @@ constexpr int64_t kWarpThreads = 32;
 constexpr int64_t kWarpgroupWarps = 4;
 constexpr int64_t kWarpgroupThreads = kWarpThreads * kWarpgroupWarps;
 
-/// Dynamic shared memory one CTA may use (227 KiB).
-constexpr int64_t kSharedBytesPerCTA = 232448;
+/// Dynamic shared memory one CTA may use: 227 KiB less the 16 static bytes
+/// of the symbol that the upstream lowering of gpu.dynamic_shared_memory
+/// defines (`.shared .align 16 .b8 __dynamic_shmem__0`): a launch asking for
+/// all 227 KiB dynamic fails with CUDA_ERROR_INVALID_VALUE.
+constexpr int64_t kSharedBytesPerCTA = 232448 - 16;
 /// The 128-byte swizzle repeats every 8 rows of 128 bytes: shared tiles
 /// start on multiples of it so that the pattern lines up with the address.
 constexpr int64_t kSwizzleAtomBytes = 1024;

@@ -98,6 +98,9 @@ struct MBarrierArriveLowering : public OpConversionPattern<MBarrierArriveOp> {
               "@!p mbarrier.arrive.shared::cta.b64 _, [$1];\n}",
               "r,r,r");
     } else {
+      // The thread's shared-memory writes before it may next be read by
+      // wgmma in a waiting warpgroup (the async proxy).
+      emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
       emitPtx(rewriter, loc, {addr}, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r");
     }
     rewriter.eraseOp(op);
@@ -118,13 +121,16 @@ struct MBarrierWaitLowering : public OpConversionPattern<MBarrierWaitOp> {
             "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
             "@!done bra wait_again;\n}",
             "r,r");
+    // Copies that completed on the barrier (cp.async, generic proxy) may
+    // next be read by this thread's wgmma (async proxy).
+    emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
     rewriter.eraseOp(op);
     return success();
   }
 };
 
-/// One `if (warpgroup == w)` per region, which first moves the warpgroup's
-/// register budget from the CTA's even share to its own.
+/// One `if (first <= warpgroup < first + count)` per region, which first
+/// moves the partition's register budget from the CTA's even share to its own.
 struct WarpSpecializeLowering : public OpConversionPattern<WarpSpecializeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -135,20 +141,30 @@ struct WarpSpecializeLowering : public OpConversionPattern<WarpSpecializeOp> {
     // What every thread has at entry: the CTA's registers shared evenly
     // (the kernel runs one CTA per SM, nvvm.minctasm = 1), in ptxas's steps
     // of 8 and at most what one thread may address.
-    int64_t even = hopper::kRegistersPerCTA / (regs.size() * hopper::kWarpgroupThreads);
+    auto [lastFirst, lastCount] = op.getPartitionWarpgroups(regs.size() - 1);
+    int64_t warpgroups = lastFirst + lastCount; // the kernel's, by the verifier
+    int64_t even = hopper::kRegistersPerCTA / (warpgroups * hopper::kWarpgroupThreads);
     even = std::min(even / hopper::kSetMaxNRegStep * hopper::kSetMaxNRegStep,
                     hopper::kMaxRegistersPerThread);
     Value wg = warpgroupIndex(rewriter, loc);
-    for (auto [w, region] : llvm::enumerate(op.getPartitions())) {
-      Value mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,
-                                         i32Const(rewriter, loc, w));
+    for (auto [r, region] : llvm::enumerate(op.getPartitions())) {
+      auto [first, count] = op.getPartitionWarpgroups(r);
+      Value mine;
+      if (count == 1) {
+        mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,
+                                     i32Const(rewriter, loc, first));
+      } else {
+        Value rel = arith::SubIOp::create(rewriter, loc, wg, i32Const(rewriter, loc, first));
+        mine = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, rel,
+                                     i32Const(rewriter, loc, count));
+      }
       auto ifOp = scf::IfOp::create(rewriter, loc, mine, /*withElseRegion=*/false);
       Block *then = ifOp.thenBlock();
       rewriter.setInsertionPointToStart(then);
-      if (regs[w] != even)
+      if (regs[r] != even)
         emitPtx(rewriter, loc, {},
-                std::string("setmaxnreg.") + (regs[w] > even ? "inc" : "dec") +
-                    ".sync.aligned.u32 " + std::to_string(regs[w]) + ";",
+                std::string("setmaxnreg.") + (regs[r] > even ? "inc" : "dec") +
+                    ".sync.aligned.u32 " + std::to_string(regs[r]) + ";",
                 "");
       if (!region.empty())
         rewriter.inlineBlockBefore(&region.front(), then->getTerminator());
@@ -160,7 +176,8 @@ struct WarpSpecializeLowering : public OpConversionPattern<WarpSpecializeOp> {
 };
 
 /// Each thread ORs the elements it holds; `bar.red.or` combines the threads
-/// of the CTA and hands every one the result.
+/// that run the op (the CTA's barrier 0, or the partition's named barrier)
+/// and hands every one the result.
 struct AnyLowering : public OpConversionPattern<AnyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -170,12 +187,28 @@ struct AnyLowering : public OpConversionPattern<AnyOp> {
     Type i32 = rewriter.getI32Type();
     Value mine = vector::ReductionOp::create(rewriter, loc, vector::CombiningKind::OR,
                                              adaptor.getPred());
-    auto any = NVVM::BarrierOp::create(
-        rewriter, loc, TypeRange{i32}, Value(), Value(),
-        NVVM::BarrierReductionAttr::get(getContext(), NVVM::BarrierReduction::OR),
-        arith::ExtUIOp::create(rewriter, loc, i32, mine));
-    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::ne,
-                                               any.getRes(), i32Const(rewriter, loc, 0));
+    Value mine32 = arith::ExtUIOp::create(rewriter, loc, i32, mine);
+    Value any;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kBarrierIdAttr); attr && attr.getInt()) {
+      // A named barrier: NVVM reduces only on barrier 0, so inline PTX.
+      int64_t threads = op->getAttrOfType<IntegerAttr>(kBarrierThreadsAttr).getInt();
+      any = LLVM::InlineAsmOp::create(
+                rewriter, loc, TypeRange{i32}, ValueRange{mine32},
+                "{\n.reg .pred p, q;\nsetp.ne.b32 q, $1, 0;\nbar.red.or.pred p, " +
+                    std::to_string(attr.getInt()) + ", " + std::to_string(threads) +
+                    ", q;\nselp.u32 $0, 1, 0, p;\n}",
+                "=r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+                .getResult(0);
+    } else {
+      any = NVVM::BarrierOp::create(
+                rewriter, loc, TypeRange{i32}, Value(), Value(),
+                NVVM::BarrierReductionAttr::get(getContext(), NVVM::BarrierReduction::OR),
+                mine32)
+                .getRes();
+    }
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::ne, any,
+                                               i32Const(rewriter, loc, 0));
     return success();
   }
 };
@@ -197,21 +230,30 @@ void sparse_mla::tile::assignBarrierIds(Operation *root) {
     std::map<SmallVector<int64_t>, int64_t> ids;
     int64_t next = 1 + n;
     Builder b(kernel.getContext());
-    kernel.walk([&](BarrierOp op) {
-      std::optional<ArrayRef<int64_t>> wgs = op.getWarpgroups();
-      if (!wgs)
-        return;
+    auto assign = [&](Operation *op, ArrayRef<int64_t> wgs) {
       int64_t id;
-      if (static_cast<int64_t>(wgs->size()) == n)
+      if (static_cast<int64_t>(wgs.size()) == n)
         id = 0;
-      else if (wgs->size() == 1)
-        id = 1 + wgs->front();
-      else if (auto it = ids.find(SmallVector<int64_t>(*wgs)); it != ids.end())
+      else if (wgs.size() == 1)
+        id = 1 + wgs.front();
+      else if (auto it = ids.find(SmallVector<int64_t>(wgs)); it != ids.end())
         id = it->second;
       else
-        id = ids[SmallVector<int64_t>(*wgs)] = next++;
+        id = ids[SmallVector<int64_t>(wgs)] = next++;
       assert(id < hopper::kNamedBarriers && "more barriers than a CTA has");
       op->setAttr(kBarrierIdAttr, b.getI64IntegerAttr(id));
+      op->setAttr(kBarrierThreadsAttr,
+                  b.getI64IntegerAttr(wgs.size() * hopper::kWarpgroupThreads));
+    };
+    kernel.walk([&](Operation *op) {
+      if (auto barrier = dyn_cast<BarrierOp>(op)) {
+        if (std::optional<ArrayRef<int64_t>> wgs = barrier.getWarpgroups())
+          assign(op, *wgs);
+      } else if (isa<AnyOp>(op)) {
+        // Over the warpgroups that run it.
+        auto [first, count] = getRunningWarpgroups(op);
+        assign(op, llvm::to_vector(llvm::seq(first, first + count)));
+      }
     });
   });
 }

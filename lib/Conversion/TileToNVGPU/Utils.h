@@ -177,9 +177,12 @@ void populateBarriersToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
 void populateElementsToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-/// Gives each `tile.barrier {warpgroups}` its hardware barrier id (the
-/// `kBarrierIdAttr` attribute).
+/// Gives each `tile.barrier {warpgroups}`, and each `tile.any` inside a
+/// partition, its hardware barrier id (the `kBarrierIdAttr` attribute) and
+/// thread count.
 constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";
+/// The threads that take part in it (the partition may be gone by then).
+constexpr llvm::StringLiteral kBarrierThreadsAttr = "tile.barrier_threads";
 void assignBarrierIds(mlir::Operation *root);
 
 /// Puts GEMMs that follow each other into one wgmma group: one fence before

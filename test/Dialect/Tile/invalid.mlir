@@ -267,8 +267,14 @@ func.func @f(%v: !tile.reg<64x64xf32, #tile.mma>, %m: memref<?x?xf32>, %r: !tile
 }
 // -----
 func.func @f() {
-  // expected-error @+1 {{offset must be a non-negative multiple of 1024 bytes}}
+  // expected-error @+1 {{offset must be a non-negative multiple of 16 bytes}}
   %a = tile.alloc {offset = 100 : i64} : !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @+1 {{offset must be a non-negative multiple of 1024 bytes}}
+  %a = tile.alloc {offset = 512 : i64} : !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
   return
 }
 // -----
@@ -765,7 +771,7 @@ tile.kernel @k() warpgroups(2) {
 }
 // -----
 tile.kernel @k() warpgroups(2) {
-  // expected-error @+1 {{needs one region per warpgroup of the kernel (2), has 3}}
+  // expected-error @+1 {{regions must cover the kernel's 2 warpgroups, not 3}}
   tile.warp_specialize registers([40, 40, 40]) {
   }, {
   }, {
@@ -794,12 +800,31 @@ tile.kernel @k() warpgroups(3) {
   }
 }
 // -----
+tile.kernel @k() warpgroups(3) {
+  // expected-error @+1 {{has 2 regions but 1 warpgroup counts}}
+  tile.warp_specialize warpgroups([3]) registers([40, 232]) {
+  }, {
+  }
+}
+// -----
 tile.kernel @k() warpgroups(2) {
-  %t = arith.constant true
-  tile.warp_specialize registers([40, 232]) {
-    %p = tile.splat %t : !tile.reg<64xi1>
-    // expected-error @+1 {{needs every warpgroup of the CTA: not inside tile.warp_specialize}}
-    %a = tile.any %p : !tile.reg<64xi1>
+  // expected-error @+1 {{a region runs on at least one warpgroup, not 0}}
+  tile.warp_specialize warpgroups([2, 0]) registers([40, 232]) {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(3) {
+  // expected-error @+1 {{register budgets need 67584 registers, more than the 65536 of a CTA}}
+  tile.warp_specialize warpgroups([2, 1]) registers([248, 32]) {
+  }, {
+  }
+}
+// -----
+tile.kernel @k() warpgroups(3) {
+  tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {
+    // expected-error @+1 {{runs on warpgroup 1, which it does not list}}
+    tile.barrier warpgroups([0])
   }, {
   }
 }

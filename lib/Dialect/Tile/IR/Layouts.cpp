@@ -158,7 +158,12 @@ int64_t sparse_mla::tile::getSharedTileBytes(SmemTileType type) {
     int64_t blocks = llvm::divideCeil(rowBytes, width);
     bytes = std::max(bytes, (blocks - 1) * l.getBlockStride() + rows * l.getPitch());
   }
-  return llvm::alignTo(bytes, hopper::kSwizzleAtomBytes);
+  return llvm::alignTo(bytes, getSharedAlignment(type));
+}
+
+int64_t sparse_mla::tile::getSharedAlignment(SmemTileType type) {
+  SharedLayoutAttr l = type.getSharedLayout();
+  return l && l.getSwizzle() ? hopper::kSwizzleAtomBytes : hopper::kAccessBytes;
 }
 
 int64_t sparse_mla::tile::getSharedAllocBytes(SmemTileType type) {

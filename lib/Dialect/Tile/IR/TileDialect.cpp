@@ -694,9 +694,10 @@ LogicalResult ScatterAddRowsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllocOp::verify() {
-  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % hopper::kSwizzleAtomBytes))
+  int64_t align = getSharedAlignment(cast<SmemTileType>(getType()));
+  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % align))
     return emitOpError("offset must be a non-negative multiple of ")
-           << hopper::kSwizzleAtomBytes << " bytes";
+           << align << " bytes";
   return success();
 }
 
@@ -868,13 +869,11 @@ LogicalResult BarrierOp::verify() {
     return success();
   }
   if (partitions) {
-    // The region this barrier is in runs on warpgroup `own`.
-    Region *region = (*this)->getParentRegion();
-    while (region->getParentOp() != partitions.getOperation())
-      region = region->getParentOp()->getParentRegion();
-    int64_t own = region->getRegionNumber();
-    if (!llvm::is_contained(*wgs, own))
-      return emitOpError("runs on warpgroup ") << own << ", which it does not list";
+    // Every warpgroup of the partition runs this barrier: it must count them.
+    auto [first, count] = getRunningWarpgroups(*this);
+    for (int64_t w = first; w < first + count; ++w)
+      if (!llvm::is_contained(*wgs, w))
+        return emitOpError("runs on warpgroup ") << w << ", which it does not list";
   }
   auto kernel = (*this)->getParentOfType<KernelOp>();
   int64_t n = kernel ? kernel.getWarpgroups() : std::numeric_limits<int64_t>::max();
@@ -914,11 +913,19 @@ void MapOp::print(OpAsmPrinter &p) {
 }
 
 ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto &props = result.getOrAddProperties<Properties>();
+  if (succeeded(parser.parseOptionalKeyword("warpgroups"))) {
+    DenseI64ArrayAttr warpgroups;
+    if (parser.parseLParen() || parser.parseCustomAttributeWithFallback(warpgroups, Type{}) ||
+        parser.parseRParen())
+      return failure();
+    props.warpgroups = warpgroups;
+  }
   DenseI64ArrayAttr registers;
   if (parser.parseKeyword("registers") || parser.parseLParen() ||
       parser.parseCustomAttributeWithFallback(registers, Type{}) || parser.parseRParen())
     return failure();
-  result.getOrAddProperties<Properties>().registers = registers;
+  props.registers = registers;
   do {
     if (parser.parseRegion(*result.addRegion()))
       return failure();
@@ -927,6 +934,11 @@ ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result)
 }
 
 void WarpSpecializeOp::print(OpAsmPrinter &p) {
+  if (getWarpgroupsAttr()) {
+    p << " warpgroups(";
+    p.printStrippedAttrOrType(getWarpgroupsAttr());
+    p << ")";
+  }
   p << " registers(";
   p.printStrippedAttrOrType(getRegistersAttr());
   p << ")";
@@ -937,25 +949,61 @@ void WarpSpecializeOp::print(OpAsmPrinter &p) {
         p.printRegion(r, /*printEntryBlockArgs=*/false);
       },
       ",");
-  p.printOptionalAttrDict((*this)->getAttrs(), {getRegistersAttrName()});
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getRegistersAttrName(), getWarpgroupsAttrName()});
+}
+
+std::pair<int64_t, int64_t> WarpSpecializeOp::getPartitionWarpgroups(unsigned r) {
+  std::optional<ArrayRef<int64_t>> sizes = getWarpgroups();
+  if (!sizes)
+    return {r, 1};
+  int64_t first = 0;
+  for (unsigned i = 0; i < r; ++i)
+    first += (*sizes)[i];
+  return {first, (*sizes)[r]};
+}
+
+std::pair<int64_t, int64_t> sparse_mla::tile::getRunningWarpgroups(Operation *op) {
+  if (auto partitions = op->getParentOfType<WarpSpecializeOp>()) {
+    Region *region = op->getParentRegion();
+    while (region->getParentOp() != partitions.getOperation())
+      region = region->getParentOp()->getParentRegion();
+    return partitions.getPartitionWarpgroups(region->getRegionNumber());
+  }
+  auto kernel = op->getParentOfType<KernelOp>();
+  return {0, kernel ? kernel.getWarpgroups() : 1};
 }
 
 LogicalResult WarpSpecializeOp::verify() {
   ArrayRef<int64_t> regs = getRegisters();
-  if (regs.size() != getPartitions().size())
-    return emitOpError("has ") << getPartitions().size() << " regions but "
-                               << regs.size() << " register budgets";
+  size_t regions = getPartitions().size();
+  if (regs.size() != regions)
+    return emitOpError("has ") << regions << " regions but " << regs.size()
+                               << " register budgets";
+  SmallVector<int64_t> sizes(regions, 1);
+  if (std::optional<ArrayRef<int64_t>> given = getWarpgroups()) {
+    if (given->size() != regions)
+      return emitOpError("has ") << regions << " regions but " << given->size()
+                                 << " warpgroup counts";
+    sizes.assign(given->begin(), given->end());
+  }
+  int64_t warpgroups = 0;
+  for (int64_t s : sizes) {
+    if (s < 1)
+      return emitOpError("a region runs on at least one warpgroup, not ") << s;
+    warpgroups += s;
+  }
   if (auto kernel = (*this)->getParentOfType<KernelOp>();
-      kernel && kernel.getWarpgroups() != static_cast<int64_t>(regs.size()))
-    return emitOpError("needs one region per warpgroup of the kernel (")
-           << kernel.getWarpgroups() << "), has " << regs.size();
+      kernel && kernel.getWarpgroups() != warpgroups)
+    return emitOpError("regions must cover the kernel's ")
+           << kernel.getWarpgroups() << " warpgroups, not " << warpgroups;
   int64_t total = 0;
-  for (int64_t r : regs) {
+  for (auto [r, s] : llvm::zip(regs, sizes)) {
     if (r < hopper::kSetMaxNRegMin || r > hopper::kSetMaxNRegMax || r % hopper::kSetMaxNRegStep)
       return emitOpError("register budget ")
              << r << " is not a multiple of " << hopper::kSetMaxNRegStep << " in ["
              << hopper::kSetMaxNRegMin << ", " << hopper::kSetMaxNRegMax << "]";
-    total += r * hopper::kWarpgroupThreads;
+    total += r * s * hopper::kWarpgroupThreads;
   }
   if (total > hopper::kRegistersPerCTA)
     return emitOpError("register budgets need ")
@@ -969,7 +1017,7 @@ LogicalResult WarpSpecializeOp::verify() {
     // Ops that split work over, or wait for, every warpgroup of the CTA
     // (tile.wait and a pipelined loop's copies end in a CTA barrier).
     auto gather = dyn_cast<GatherRowsOp>(op);
-    if (isa<AnyOp, MBarrierInitOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
+    if (isa<MBarrierInitOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
         (gather && !gather.getPerWarpgroup())) {
       op->emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
       return WalkResult::interrupt();

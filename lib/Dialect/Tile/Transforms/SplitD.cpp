@@ -132,16 +132,16 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
             << kInterleaveColumns << " columns, not " << static_cast<int64_t>(chunk);
         return signalPassFailure();
       }
-      split(kernel, group);
+      split(group);
     }
   }
 
   /// Replaces the chains of `group` by loops over their pieces.
-  void split(KernelOp kernel, MutableArrayRef<Chain> group) {
+  void split(MutableArrayRef<Chain> group) {
     ScatterAddRowsOp last = group.back().scatter;
     OpBuilder b(last);
     Location loc = last.getLoc();
-    int64_t wgs = kernel.getWarpgroups();
+    auto [firstWg, wgs] = getRunningWarpgroups(last);
     int64_t pieces = 0;
     for (Chain &c : group)
       pieces = std::max(pieces, c.width() / chunk);
@@ -149,7 +149,12 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value width = idx(chunk), step = idx(wgs);
-    Value wg = WarpgroupIdOp::create(b, loc, b.getIndexType());
+    Value wg;
+    if (wgs > 1) {
+      wg = WarpgroupIdOp::create(b, loc, b.getIndexType());
+      if (firstWg)
+        wg = arith::SubIOp::create(b, loc, wg, idx(firstWg));
+    }
     // Pieces covered by the same chains share a loop.
     for (int64_t lo = 0; lo < pieces;) {
       auto covers = [&](int64_t piece) {

@@ -81,8 +81,11 @@ SharedLayoutAttr getDefaultSharedLayout(mlir::MLIRContext *ctx,
                                         llvm::ArrayRef<int64_t> shape,
                                         unsigned elementBytes);
 
-/// Bytes one stage of a shared tile occupies (rounded up to 1024).
+/// Bytes one stage of a shared tile occupies (rounded up to its alignment).
 int64_t getSharedTileBytes(SmemTileType type);
+/// Where a shared tile may start: on a swizzle atom when swizzled (the
+/// pattern follows the address), else on a 16-byte vector.
+int64_t getSharedAlignment(SmemTileType type);
 /// Bytes a shared allocation of `type` takes: each stage of a 3-D ring.
 int64_t getSharedAllocBytes(SmemTileType type);
 

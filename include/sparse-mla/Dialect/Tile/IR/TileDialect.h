@@ -76,6 +76,9 @@ bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the
 /// passes after tile-specialize need sizes).
 mlir::LogicalResult requireSpecialized(KernelOp kernel);
+/// The warpgroups that run `op`: [first, first + count) of its
+/// tile.warp_specialize partition, or every warpgroup of its kernel.
+std::pair<int64_t, int64_t> getRunningWarpgroups(mlir::Operation *op);
 
 } // namespace sparse_mla::tile
 

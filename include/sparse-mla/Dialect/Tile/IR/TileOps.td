@@ -560,33 +560,43 @@ def Tile_BarrierOp : Tile_Op<"barrier", []> {
 
 def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
     RecursiveMemoryEffects]> {
-  let summary = "Runs a different region on each warpgroup";
+  let summary = "Runs a different region on each partition of the warpgroups";
   let description = [{
-    Region `w` runs on warpgroup `w` alone, which first sets its register
-    budget to `registers[w]` (`setmaxnreg`: a producer that only copies
-    gives registers to the consumers that compute). There is one region
-    per warpgroup of the kernel. The budgets are multiples of 8 in
-    [24, 256] whose sum over the CTA fits the register file. Inside, ops
-    that need the whole CTA (`tile.barrier` without `warpgroups`,
-    `tile.any`, CTA-wide `tile.gather_rows`) are not allowed; warpgroups
-    hand data over through shared memory and mbarriers
-    (`tile.mbarrier_*`) or scoped barriers.
+    The kernel's warpgroups are cut into consecutive partitions, one per
+    region: region `r` runs on `warpgroups[r]` warpgroups (one each when
+    `warpgroups` is left out), the first partition starting at warpgroup 0.
+    Each of its threads first sets its register budget to `registers[r]`
+    (`setmaxnreg`: a producer that only copies gives registers to the
+    consumers that compute). The budgets are multiples of 8 in [24, 256]
+    whose sum over the CTA fits the register file. `tile.warpgroup_id`
+    stays the warpgroup's index in the CTA.
+
+    Inside, ops that need the whole CTA (`tile.barrier` without
+    `warpgroups`, CTA-wide `tile.gather_rows`, `tile.wait`) are not
+    allowed; `tile.any` and split chains (tile-split-d) work over the
+    partition's warpgroups. Partitions hand data over through shared memory
+    and mbarriers (`tile.mbarrier_*`) or scoped barriers.
 
     ```mlir
-    tile.warp_specialize registers([40, 232]) {
-      // warpgroup 0: gathers
+    tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {
+      // warpgroups 0 and 1: compute
     }, {
-      // warpgroup 1: computes
+      // warpgroup 2: gathers
     }
     ```
   }];
-  let arguments = (ins DenseI64ArrayAttr:$registers);
+  let arguments = (ins OptionalAttr<DenseI64ArrayAttr>:$warpgroups,
+                       DenseI64ArrayAttr:$registers);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$partitions);
   // Hand-written: each region belongs to the op state as soon as it is
   // parsed, so a parse error in a later one frees nothing the parser still
   // refers to (the generated parser of variadic regions does).
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The warpgroups region `r` runs on: [first, first + count).
+    std::pair<int64_t, int64_t> getPartitionWarpgroups(unsigned r);
+  }];
 }
 
 def Tile_MBarrierInitOp : Tile_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> {
@@ -607,7 +617,8 @@ def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, 
   let description = [{
     Counts one arrival of each calling thread at mbarrier `index` of
     `bars` (release: its earlier writes to shared memory are visible to a
-    thread whose `tile.mbarrier_wait` sees the phase complete). With
+    thread whose `tile.mbarrier_wait` sees the phase complete, wgmma
+    included: a proxy fence precedes the arrival). With
     `after_copies`, the arrival happens instead once the thread's earlier
     `cp.async` copies (`tile.gather_rows`, `tile.async_copy`) have landed
     (`cp.async.mbarrier.arrive.noinc`): copies complete on the barrier.
@@ -627,7 +638,9 @@ def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemW
   let description = [{
     Waits until the phase of mbarrier `index` of `bars` whose parity is
     `parity` (0 or 1) has completed (`mbarrier.try_wait.parity` in a loop),
-    with acquire semantics. The phase before the first counts as complete:
+    with acquire semantics; a proxy fence after it lets the thread's wgmma
+    read what copies completed on the barrier. The phase before the first
+    counts as complete:
     a producer's first wait for a free buffer, with parity 1, returns at
     once.
   }];
@@ -639,12 +652,15 @@ def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemW
 }
 
 def Tile_AnyOp : Tile_Op<"any", []> {
-  let summary = "Whether any element of an i1 tile is true, in every thread of the CTA";
+  let summary = "Whether any element of an i1 tile is true, in every thread that runs it";
   let description = [{
-    ORs the elements of `pred` over all warpgroups of the CTA and returns
-    the same i1 to every thread, so that it can steer control flow that
-    contains barriers. Like `tile.barrier`, every thread of the CTA must
-    reach it. Used to skip a block of slots that are all invalid.
+    ORs the elements of `pred` over the warpgroups that run this code (the
+    CTA, or inside `tile.warp_specialize` the region's partition) and
+    returns the same i1 to each of their threads, so that it can steer
+    control flow that contains barriers. Like a barrier, every one of those
+    threads must reach it, and none passes before all have: it also orders
+    their earlier shared-memory accesses before their later ones. Used to
+    skip a block of slots that are all invalid.
 
     ```mlir
     %live = tile.any %valid : !tile.reg<64xi1>
