@@ -455,13 +455,15 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
 // CHECK: scf.if %[[W0]]
 // CHECK:   "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK:   "{{.*}}mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;{{.*}}@!done bra wait_again;{{.*}}", "r,r"
+// CHECK:   "fence.proxy.async.shared::cta;"
 // CHECK:   "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r"
 // CHECK:   "{{.*}}@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], $2;{{.*}}@!p mbarrier.arrive.shared::cta.b64 _, [$1];{{.*}}", "r,r,r"
 // CHECK: %[[W1:.*]] = arith.cmpi eq, %{{.*}}, %c1_i32
 // CHECK: scf.if %[[W1]]
 // CHECK:   "setmaxnreg.dec.sync.aligned.u32 232;"
 // CHECK:   nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c128_i32
-// CHECK:   "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
+// CHECK:   "fence.proxy.async.shared::cta;"
+// CHECK-NEXT: "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
 tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -491,3 +493,36 @@ tile.kernel @pair_barrier() warpgroups(3) {
   }
 }
 
+
+// A partition of several warpgroups runs under `first <= warpgroup < first
+// + count`; a vote inside it combines that partition's threads only, on a
+// named barrier (inline PTX: NVVM reduces on barrier 0 alone): warpgroups
+// 1 and 2 get the first id after the single ones (4), 256 threads.
+// CHECK-LABEL: gpu.func @partition_vote
+// CHECK: %[[W0:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32
+// CHECK: scf.if %[[W0]]
+// CHECK:   "setmaxnreg.dec.sync.aligned.u32 40;"
+// CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %c1_i32
+// CHECK: %[[W12:.*]] = arith.cmpi ult, %[[REL]], %c2_i32
+// CHECK: scf.if %[[W12]]
+// CHECK:   "setmaxnreg.inc.sync.aligned.u32 232;"
+// CHECK:   vector.reduction <or>
+// CHECK:   llvm.inline_asm has_side_effects {{.*}}bar.red.or.pred p, 4, 256, q;{{.*}}"=r,r"
+tile.kernel @partition_vote(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index) warpgroups(3) {
+  %c0 = arith.constant 0 : index
+  %m1 = arith.constant -1 : i32
+  %z = arith.constant 0 : i32
+  tile.warp_specialize warpgroups([1, 2]) registers([40, 232]) {
+  }, {
+    %rows = tile.load %idx[%c0] bounds [%n] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+    %ok = tile.map %rows : !tile.reg<64xi32> -> !tile.reg<64xi1> {
+    ^bb0(%r: i32):
+      %v = arith.cmpi sge, %r, %z : i32
+      tile.yield %v : i1
+    }
+    %live = tile.any %ok : !tile.reg<64xi1>
+    scf.if %live {
+      tile.store %rows, %out[%c0] : !tile.reg<64xi32>, memref<?xi32>
+    }
+  }
+}

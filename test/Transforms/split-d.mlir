@@ -188,3 +188,39 @@ tile.kernel @interleaved(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(
   %y = tile.gemm %a, %b, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
   tile.scatter_add_rows %y, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
 }
+
+// -----
+
+// Inside tile.warp_specialize a chain is split over the warpgroups of its
+// partition: warpgroup 0 alone takes every piece in turn (no warpgroup
+// index, step 1); the partition of warpgroups 1 and 2 alternates them,
+// counting from its first warpgroup.
+// CHECK-LABEL: tile.kernel @in_partitions
+// CHECK: tile.warp_specialize warpgroups([1, 2]) registers([40, 232]) {
+// CHECK-NOT: tile.warpgroup_id
+// CHECK:   %[[C1:.*]] = arith.constant 1 : index
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %[[C1]] {
+// CHECK:     tile.gemm
+// CHECK-NEXT: tile.scatter_add_rows
+// CHECK: }, {
+// CHECK:   %[[WG:.*]] = tile.warpgroup_id
+// CHECK:   %[[REL:.*]] = arith.subi %[[WG]], %c1{{.*}} : index
+// CHECK:   %[[R:.*]] = arith.remui %[[REL]], %[[C2:.*]] : index
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C2]] {
+tile.kernel @in_partitions(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(3) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1 : i32
+  %sq = tile.alloc : !tile.smem<16x128xbf16>
+  %ds = tile.alloc : !tile.smem<64x16xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  tile.warp_specialize warpgroups([1, 2]) registers([40, 232]) {
+    %z = tile.splat %zero : !tile.reg<64x128xf32>
+    %a = tile.gemm %ds, %sq, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+    tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  }, {
+    %z = tile.splat %zero : !tile.reg<64x128xf32>
+    %a = tile.gemm %ds, %sq, %z : !tile.smem<64x16xbf16>, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+    tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  }
+}

@@ -162,3 +162,19 @@ tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
     tile.mbarrier_arrive %bars[%c0] : !tile.smem<1x2xi64>
   }
 }
+
+// Partitions of several warpgroups, and a vote inside one.
+// CHECK-LABEL: tile.kernel @wide_partitions
+// CHECK: tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {
+// CHECK:   tile.any %{{.*}} : !tile.reg<64xi1>
+// CHECK:   tile.barrier warpgroups([0, 1])
+// CHECK: }, {
+// CHECK: }
+tile.kernel @wide_partitions(%b: i1) warpgroups(3) {
+  tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {
+    %p = tile.splat %b : !tile.reg<64xi1>
+    %live = tile.any %p : !tile.reg<64xi1>
+    tile.barrier warpgroups([0, 1])
+  }, {
+  }
+}
