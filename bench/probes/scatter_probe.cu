@@ -4,7 +4,12 @@
 //   bulk  st.shared into a per-warpgroup staging tile, then
 //         cp.reduce.async.bulk.global.shared::cta.add.f32 per 256-byte row
 //   bulk2 the same with two staging tiles per warpgroup (alternating pieces)
-// usage: scatter_probe [blocks_per_cta]
+//   quad    red.v4 in the backward's interleaved order: the 4 threads of a
+//           wgmma accumulator quad add one 64-byte run of a row
+//   quad1   the same, all pieces from one warpgroup (the dKV warpgroup of
+//           the warp-specialized backward)
+//   oct1    one warpgroup, 8 threads per 128-byte run of a row
+// usage: scatter_probe [blocks_per_cta] [timed repetitions]
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -34,7 +39,7 @@ __device__ __forceinline__ void wg_bar(int wg) {
   asm volatile("bar.sync %0, 128;" :: "r"(wg + 1));
 }
 
-template <int Mode>  // 0 red, 1 bulk, 2 bulk2
+template <int Mode>  // 0 red, 1 bulk, 2 bulk2, 3 quad, 4 quad1, 5 oct1
 __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, int blocks) {
   extern __shared__ __align__(1024) float smem[];
   int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
@@ -42,10 +47,25 @@ __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, in
   int pieceCount = 0;
   for (int b = 0; b < blocks; ++b) {
     const int *r = rows + (blockIdx.x * blocks + b) * kRows;
-    for (int p = wg; p < kPieces; p += 2, ++pieceCount) {
+    const int first = Mode >= 4 ? 0 : wg, step = Mode >= 4 ? 1 : 2;
+    if (Mode >= 4 && wg == 0) continue;
+    for (int p = first; p < kPieces; p += step, ++pieceCount) {
       // This thread's 32 values of the 64x64 piece: 2 rows x 16 columns.
       float v = 1.0f + tid * 1e-3f + b;
-      if (Mode == 0) {
+      int warp = t / 32, lane = t % 32;
+      if (Mode == 3 || Mode == 4) {
+        for (int k = 0; k < 2; ++k) {
+          int row = r[16 * warp + lane / 4 + 8 * k];
+          float *dst = ws + (size_t)row * kCols + p * kPiece + (lane % 4) * 4;
+          for (int g = 0; g < 4; ++g) red4(dst + 16 * g, v, v, v, v);
+        }
+      } else if (Mode == 5) {
+        for (int i = 0; i < 4; ++i) {
+          int row = r[16 * warp + 4 * i + lane / 8];
+          float *dst = ws + (size_t)row * kCols + p * kPiece + (lane % 8) * 4;
+          for (int h = 0; h < 2; ++h) red4(dst + 32 * h, v, v, v, v);
+        }
+      } else if (Mode == 0) {
         for (int k = 0; k < 2; ++k) {
           int row = r[(t / 4) + 32 * k];
           float *dst = ws + (size_t)row * kCols + p * kPiece + (t % 4) * 16;
@@ -77,6 +97,7 @@ __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, in
 
 int main(int argc, char **argv) {
   int blocks = argc > 1 ? atoi(argv[1]) : 200;
+  int reps = argc > 2 ? atoi(argv[2]) : 5;
   int sms = 132, skv = 4096;
   std::vector<int> h(sms * blocks * kRows);
   srand(1);
@@ -94,7 +115,7 @@ int main(int argc, char **argv) {
     CK(cudaDeviceSynchronize());
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     float best = 1e9;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < reps; ++i) {
       cudaEventRecord(a);
       kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks);
       cudaEventRecord(b);
@@ -112,5 +133,8 @@ int main(int argc, char **argv) {
   run(scatter<0>, "red");
   run(scatter<1>, "bulk");
   run(scatter<2>, "bulk2");
+  run(scatter<3>, "quad");
+  run(scatter<4>, "quad1");
+  run(scatter<5>, "oct1");
   return 0;
 }
