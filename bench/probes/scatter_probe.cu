@@ -9,6 +9,7 @@
 //   quad1   the same, all pieces from one warpgroup (the dKV warpgroup of
 //           the warp-specialized backward)
 //   oct1    one warpgroup, 8 threads per 128-byte run of a row
+//   hex1    one warpgroup, 16 threads per 256-byte run of a row
 // usage: scatter_probe [blocks_per_cta] [timed repetitions]
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,7 @@ __device__ __forceinline__ void wg_bar(int wg) {
   asm volatile("bar.sync %0, 128;" :: "r"(wg + 1));
 }
 
-template <int Mode>  // 0 red, 1 bulk, 2 bulk2, 3 quad, 4 quad1, 5 oct1
+template <int Mode>  // 0 red, 1 bulk, 2 bulk2, 3 quad, 4 quad1, 5 oct1, 6 hex1
 __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, int blocks) {
   extern __shared__ __align__(1024) float smem[];
   int tid = threadIdx.x, wg = tid / 128, t = tid % 128;
@@ -64,6 +65,11 @@ __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, in
           int row = r[16 * warp + 4 * i + lane / 8];
           float *dst = ws + (size_t)row * kCols + p * kPiece + (lane % 8) * 4;
           for (int h = 0; h < 2; ++h) red4(dst + 32 * h, v, v, v, v);
+        }
+      } else if (Mode == 6) {
+        for (int i = 0; i < 8; ++i) {
+          int row = r[16 * warp + 2 * i + lane / 16];
+          red4(ws + (size_t)row * kCols + p * kPiece + (lane % 16) * 4, v, v, v, v);
         }
       } else if (Mode == 0) {
         for (int k = 0; k < 2; ++k) {
@@ -136,5 +142,6 @@ int main(int argc, char **argv) {
   run(scatter<3>, "quad");
   run(scatter<4>, "quad1");
   run(scatter<5>, "oct1");
+  run(scatter<6>, "hex1");
   return 0;
 }

@@ -52,13 +52,14 @@ tile.kernel @split_run_load(%in: memref<?xf32>, %out: memref<?x?xf32>, %n: index
 }
 
 // An mma tile scatters as 16-byte reductions: lane pairs exchange half of
-// their values (xor 1), then each adds four columns of one row, under the
-// row's validity.
+// their values (xor 1), then each adds four columns of one row, predicated
+// on the row's validity (no branch).
 // CHECK-LABEL: gpu.func @scatter_mma
 // CHECK-COUNT-2: gpu.shuffle  xor {{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // CHECK: %[[OK:.*]] = arith.cmpi sge
-// CHECK: scf.if %[[OK]]
-// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+// CHECK-NOT: scf.if
+// CHECK: %[[P:.*]] = arith.extui %[[OK]] : i1 to i32
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $5, 0; @p red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4}; }", "l,f,f,f,f,r" {{.*}}, %[[P]]
 // CHECK-NOT: red.relaxed.gpu.global.add.v2
 // CHECK: gpu.return
 tile.kernel @scatter_mma(%dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgroups(1) {
@@ -69,15 +70,15 @@ tile.kernel @scatter_mma(%dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgrou
   tile.scatter_add_rows %x, %dst[%r, %c0] : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
 }
 
-// Into an interleaved destination an mma tile needs no exchange: the pairs
-// at columns c and c + 8 of a row are adjacent at column (c & ~15) + 2 * (c
-// & 7), so each thread adds them straight from its registers as one v4.
+// Into an interleaved destination the pairs at columns c and c + 8 of a row
+// are adjacent at column (c & ~15) + 2 * (c & 7), so each thread adds them
+// straight from its registers as one v4: with one 16-column group per row
+// nothing is exchanged.
 // CHECK-LABEL: gpu.func @scatter_mma_interleaved
 // CHECK-NOT: gpu.shuffle
 // CHECK: arith.andi %{{.*}}, %c-16_i32
 // CHECK: %[[OK:.*]] = arith.cmpi sge
-// CHECK: scf.if %[[OK]]
-// CHECK:   llvm.inline_asm has_side_effects "red.relaxed.gpu.global.add.v4.f32 [$0], {$1, $2, $3, $4};"
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $5, 0; @p red.relaxed.gpu.global.add.v4.f32
 // CHECK-NOT: gpu.shuffle
 // CHECK-NOT: red.relaxed.gpu.global.add.v2
 // CHECK: gpu.return
@@ -87,6 +88,33 @@ tile.kernel @scatter_mma_interleaved(%dst: memref<?x64xf32>, %rows: memref<64xi3
   %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
   %x = tile.splat %one : !tile.reg<64x16xf32, #tile.mma>
   tile.scatter_add_rows %x, %dst[%r, %c0] {interleaved} : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
+}
+
+// Groups come in pairs (32 columns) where a row has more: lanes l and l ^ 4
+// (rows r and r + 1) trade one group of each pair, four values and their
+// rows, all before the first reduction; then each reduction of a warp adds
+// 128-byte runs: a whole pair of the even lane's row, then of the odd
+// lane's. The third group has no partner and is added as it is.
+// CHECK-LABEL: gpu.func @scatter_mma_interleaved_pairs
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[ODD:.*]] = arith.cmpi ne
+// CHECK: %[[SEND:.*]] = arith.select %[[ODD]], %[[LEFT:.*]], %[[RIGHT:.*]] : f32
+// CHECK: %[[GOT:.*]], %{{.*}} = gpu.shuffle  xor %[[SEND]], %c4_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK: arith.select %[[ODD]], %[[GOT]], %[[LEFT]] : f32
+// CHECK: arith.select %[[ODD]], %[[RIGHT]], %[[GOT]] : f32
+// CHECK-COUNT-3: gpu.shuffle  xor {{.*}}, %c4_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor {{.*}}, %c4_i32{{.*}} : i32
+// CHECK-COUNT-4: gpu.shuffle  xor {{.*}}, %c4_i32{{.*}} : f32
+// CHECK: gpu.shuffle  xor {{.*}}, %c4_i32{{.*}} : i32
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-6: red.relaxed.gpu.global.add.v4.f32
+// CHECK-NOT: red.relaxed
+// CHECK: gpu.return
+tile.kernel @scatter_mma_interleaved_pairs(%src: memref<64x48xf32>, %dst: memref<?x64xf32>, %rows: memref<64xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %x = tile.load %src[%c0, %c0] : memref<64x48xf32> -> !tile.reg<64x48xf32, #tile.mma>
+  tile.scatter_add_rows %x, %dst[%r, %c0] {interleaved} : !tile.reg<64x48xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
 }
 
 // A coalesced tile (four columns a thread) adds its two pairs apart, and an

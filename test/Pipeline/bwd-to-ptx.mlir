@@ -8,9 +8,9 @@
 // cp.async that completes on an mbarrier, runs S^T and dP^T as two
 // asynchronous wgmma groups (P from the first while the second runs) and
 // hands P^T/dS^T over on mbarriers; warpgroup 1 scatters dKV with 16-byte
-// vector reductions straight from the GEMM's registers into the
-// interleaved workspace (no lane exchange, so no butterfly shuffle; no TMA
-// staging, which measured 2x slower for that warpgroup). Each
+// vector reductions into the interleaved workspace, predicated per row,
+// after lanes l and l ^ 4 traded halves so that each adds 128-byte runs
+// (no TMA staging, which measured 2x slower for that warpgroup). Each
 // skips empty blocks with a vote over its own warpgroup (a named barrier),
 // and ptxas assembles every variant without spills; the manifest carries
 // each variant's shape parameters.
@@ -28,13 +28,12 @@
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-DAG: wgmma.wait_group.sync.aligned 1;
 // PTX-DAG: mbarrier.arrive.shared::cta.b64
-// PTX-NOT: shfl.sync.bfly.b32
-// PTX: red.relaxed.gpu.global.add.v4.f32
-// PTX-NOT: shfl.sync.bfly.b32
+// PTX: shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
+// PTX: @p red.relaxed.gpu.global.add.v4.f32
 // PTX-NOT: cp.reduce.async.bulk
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dq1256_dqk512_hp64_hw32
 // PTX-NOT: red.relaxed.gpu.global.add.v2.f32
-// PTX-NOT: shfl.sync.bfly
+// PTX-NOT: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX-NOT: cp.reduce.async.bulk
 // JSON:      "name": "sparse_mla_bwd_d512_dq1320_dqk576_hp32_hw16",
 // JSON-NEXT: "params": {

@@ -1,8 +1,10 @@
 //===- ScattersToNVGPU.cpp - Row scatter-adds to red and bulk reductions --===//
 //
 // Rows of f32 are added into global memory with red.global.add (16-byte
-// vectors where a thread holds four contiguous columns), or staged in shared
-// memory and added by the TMA (cp.reduce.async.bulk) while the threads go on.
+// vectors where a thread holds four contiguous columns; into an interleaved
+// destination, lanes trade halves so that each reduction adds 128-byte runs),
+// or staged in shared memory and added by the TMA (cp.reduce.async.bulk)
+// while the threads go on.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -13,9 +15,11 @@ using namespace sparse_mla::tile;
 namespace {
 
 /// Emits `red.global.add` of `values` (f32) at `ptr`, widest vectors first
-/// (v4 moves 16 bytes per instruction).
+/// (v4 moves 16 bytes per instruction), under `predicate` (i32, 0: skip):
+/// a predicate instead of a branch per row lets ptxas issue a tile's
+/// reductions back to back.
 static void emitReductions(OpBuilder &b, Location loc, Value ptr,
-                           ArrayRef<Value> values) {
+                           ArrayRef<Value> values, Value predicate) {
   for (unsigned done = 0; done < values.size();) {
     unsigned left = values.size() - done;
     unsigned n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
@@ -36,6 +40,9 @@ static void emitReductions(OpBuilder &b, Location loc, Value ptr,
     }
     if (n > 1)
       asmStr += "};";
+    operands.push_back(predicate);
+    constraints += ",r";
+    asmStr = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(n + 1) + ", 0; @p " + asmStr + " }";
     emitPtx(b, loc, operands, asmStr, constraints);
     done += n;
   }
@@ -147,18 +154,19 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
           rewriter, loc,
           arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, r.row), pitch),
           toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, r.col)));
-      ifThen(rewriter, loc, valid, [&](OpBuilder &b) {
-        Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(),
-                                        base, ValueRange{linear});
-        emitReductions(b, loc, ptr, r.values);
-      });
+      Value ptr = LLVM::GEPOp::create(rewriter, loc, base.getType(), rewriter.getF32Type(),
+                                      base, ValueRange{linear});
+      emitReductions(rewriter, loc, ptr, r.values,
+                     arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), valid));
     };
     if (op.getInterleaved()) {
       // An mma thread's pairs of columns 8h + 2q (h = 0, 1) of a row are
-      // adjacent once interleaved: one v4 each, straight from the registers.
-      // Other layouts add their pieces as they come.
+      // adjacent once interleaved: one 16-byte run each, straight from the
+      // registers. Other layouts add their pieces as they come.
       SmallVector<InterleavedPiece> pieces = interleavedPieces(rewriter, loc, type);
       bool mma = isa<MmaLayoutAttr>(type.getLayout());
+      SmallVector<RowRun> quads;                 // mma: the thread's 16-byte runs
+      SmallVector<std::pair<int64_t, int64_t>> at; // their (row, column) offsets
       for (size_t i = 0; i < pieces.size(); ++i) {
         const InterleavedPiece &p = pieces[i];
         RowRun r{vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
@@ -166,20 +174,77 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
                  p.col, {}};
         for (unsigned k = 0; k < p.count; ++k)
           r.values.push_back(element(p.first + k));
-        if (mma && te.offsets[p.first][1] % kInterleaveColumns == 0) {
-          // The pair 8 columns right of this one (same row).
-          auto partner = llvm::find_if(pieces, [&](const InterleavedPiece &o) {
-            return te.offsets[o.first][0] == te.offsets[p.first][0] &&
-                   te.offsets[o.first][1] == te.offsets[p.first][1] + 8;
-          });
-          assert(partner != pieces.end() && "mma pairs come in 16-column groups");
-          for (unsigned k = 0; k < partner->count; ++k)
-            r.values.push_back(element(partner->first + k));
-        } else if (mma) {
-          continue; // added with its left partner
+        if (!mma) {
+          add(r);
+          continue;
         }
-        add(r);
+        ArrayRef<int64_t> offset = te.offsets[p.first];
+        if (offset[1] % kInterleaveColumns != 0)
+          continue; // added with its left partner
+        // The pair 8 columns right of this one (same row).
+        auto partner = llvm::find_if(pieces, [&](const InterleavedPiece &o) {
+          return te.offsets[o.first][0] == offset[0] &&
+                 te.offsets[o.first][1] == offset[1] + 8;
+        });
+        assert(partner != pieces.end() && "mma pairs come in 16-column groups");
+        for (unsigned k = 0; k < partner->count; ++k)
+          r.values.push_back(element(partner->first + k));
+        quads.push_back(r);
+        at.push_back({offset[0], offset[1]});
       }
+      // A quad of lanes holds a row, so a v4 from each adds a 64-byte run;
+      // runs of 128 bytes add 22% faster (bench/probes/scatter_probe.cu,
+      // quad against oct1). Lanes l and l ^ 4 hold rows r and r + 1: they
+      // trade one group of each pair of groups (32 columns), so that one
+      // reduction adds a whole pair of row r and the next one of row r + 1.
+      // All trades come first, so their latency overlaps.
+      Value odd;
+      Value four = i32Const(rewriter, loc, 4);
+      Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
+      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
+        return arith::SelectOp::create(rewriter, loc, odd, ifOdd, ifEven);
+      };
+      auto trade = [&](Value v) -> Value {
+        return gpu::ShuffleOp::create(rewriter, loc, v, four, width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      DenseMap<int64_t, Value> otherRows; // by row offset: the row of lane l ^ 4
+      SmallVector<RowRun> traded;
+      for (size_t i = 0; i < quads.size(); ++i) {
+        if (at[i].second % (2 * kInterleaveColumns) != 0)
+          continue; // the right group of a pair, or a group without one
+        auto right = llvm::find(at, std::pair{at[i].first, at[i].second + kInterleaveColumns});
+        if (right == at.end()) {
+          add(quads[i]);
+          continue;
+        }
+        if (!odd)
+          odd = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::ne,
+              arith::AndIOp::create(rewriter, loc, threadInWarpgroup(rewriter, loc), four),
+              i32Const(rewriter, loc, 0));
+        const RowRun &a = quads[i], &b = quads[right - at.begin()];
+        // The odd lane sends its left group, the even lane its right one.
+        RowRun even{nullptr, pick(b.col, a.col), {}}, oddRow = even;
+        for (auto [l, r] : llvm::zip(a.values, b.values)) {
+          Value got = trade(pick(l, r));
+          even.values.push_back(pick(got, l));
+          oddRow.values.push_back(pick(r, got));
+        }
+        Value &otherRow = otherRows[at[i].first];
+        if (!otherRow)
+          otherRow = trade(a.row);
+        even.row = pick(otherRow, a.row);
+        oddRow.row = pick(a.row, otherRow);
+        traded.push_back(even);
+        traded.push_back(oddRow);
+      }
+      for (const RowRun &r : traded)
+        add(r);
+      for (size_t i = 0; i < quads.size(); ++i)
+        if (at[i].second % (2 * kInterleaveColumns) != 0 &&
+            !llvm::is_contained(at, std::pair{at[i].first, at[i].second - kInterleaveColumns}))
+          add(quads[i]); // a right group whose left one is missing
       rewriter.eraseOp(op);
       return success();
     }
