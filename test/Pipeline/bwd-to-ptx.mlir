@@ -12,9 +12,11 @@
 // after lanes l and l ^ 4 traded halves so that each adds 128-byte runs
 // (no TMA staging, which measured 2x slower for that warpgroup). Each
 // skips empty blocks with a vote over its own warpgroup (a named barrier),
-// and ptxas assembles every variant without spills; the manifest carries
+// and ptxas assembles every variant without spills (each role raises its
+// register limit with setmaxnreg); the manifest carries
 // each variant's shape parameters.
 // PTX-LABEL: .entry sparse_mla_bwd_d512_dq1320_dqk576_hp32_hw16
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 256;
 // PTX-DAG: cp.async.cg.shared.global
 // PTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
