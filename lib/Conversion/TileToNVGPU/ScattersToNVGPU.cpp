@@ -224,19 +224,20 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
               arith::AndIOp::create(rewriter, loc, threadInWarpgroup(rewriter, loc), four),
               i32Const(rewriter, loc, 0));
         const RowRun &a = quads[i], &b = quads[right - at.begin()];
-        // The odd lane sends its left group, the even lane its right one.
-        RowRun even{nullptr, pick(b.col, a.col), {}}, oddRow = even;
+        // The odd lane sends its left group, the even lane its right one;
+        // then both add the even lane's row, then both the odd lane's.
+        RowRun evenRow{nullptr, pick(b.col, a.col), {}}, oddRow = evenRow;
         for (auto [l, r] : llvm::zip(a.values, b.values)) {
           Value got = trade(pick(l, r));
-          even.values.push_back(pick(got, l));
+          evenRow.values.push_back(pick(got, l));
           oddRow.values.push_back(pick(r, got));
         }
         Value &otherRow = otherRows[at[i].first];
         if (!otherRow)
           otherRow = trade(a.row);
-        even.row = pick(otherRow, a.row);
+        evenRow.row = pick(otherRow, a.row);
         oddRow.row = pick(a.row, otherRow);
-        traded.push_back(even);
+        traded.push_back(evenRow);
         traded.push_back(oddRow);
       }
       for (const RowRun &r : traded)
