@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
 
+#include "llvm/ADT/MapVector.h"
+
 using namespace mlir;
 using namespace sparse_mla::tile;
 
@@ -165,8 +167,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       // registers. Other layouts add their pieces as they come.
       SmallVector<InterleavedPiece> pieces = interleavedPieces(rewriter, loc, type);
       bool mma = isa<MmaLayoutAttr>(type.getLayout());
-      SmallVector<RowRun> quads;                 // mma: the thread's 16-byte runs
-      SmallVector<std::pair<int64_t, int64_t>> at; // their (row, column) offsets
+      // mma: the thread's 16-byte runs by their (row, column) offsets.
+      llvm::MapVector<std::pair<int64_t, int64_t>, RowRun> quads;
       for (size_t i = 0; i < pieces.size(); ++i) {
         const InterleavedPiece &p = pieces[i];
         RowRun r{vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
@@ -189,8 +191,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
         assert(partner != pieces.end() && "mma pairs come in 16-column groups");
         for (unsigned k = 0; k < partner->count; ++k)
           r.values.push_back(element(partner->first + k));
-        quads.push_back(r);
-        at.push_back({offset[0], offset[1]});
+        quads.insert({{offset[0], offset[1]}, r});
       }
       // A quad of lanes holds a row, so a v4 from each adds a 64-byte run;
       // runs of 128 bytes add 22% faster (bench/probes/scatter_probe.cu,
@@ -210,12 +211,12 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       };
       DenseMap<int64_t, Value> otherRows; // by row offset: the row of lane l ^ 4
       SmallVector<RowRun> traded;
-      for (size_t i = 0; i < quads.size(); ++i) {
-        if (at[i].second % (2 * kInterleaveColumns) != 0)
-          continue; // the right group of a pair, or a group without one
-        auto right = llvm::find(at, std::pair{at[i].first, at[i].second + kInterleaveColumns});
-        if (right == at.end()) {
-          add(quads[i]);
+      for (auto &[at, a] : quads) {
+        if (at.second % (2 * kInterleaveColumns) != 0)
+          continue; // the right group of a pair: traded with its left one
+        auto right = quads.find({at.first, at.second + kInterleaveColumns});
+        if (right == quads.end()) {
+          add(a); // the last group of an odd number
           continue;
         }
         if (!odd)
@@ -223,7 +224,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
               rewriter, loc, arith::CmpIPredicate::ne,
               arith::AndIOp::create(rewriter, loc, threadInWarpgroup(rewriter, loc), four),
               i32Const(rewriter, loc, 0));
-        const RowRun &a = quads[i], &b = quads[right - at.begin()];
+        const RowRun &b = right->second;
         // The odd lane sends its left group, the even lane its right one;
         // then both add the even lane's row, then both the odd lane's.
         RowRun evenRow{nullptr, pick(b.col, a.col), {}}, oddRow = evenRow;
@@ -232,7 +233,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
           evenRow.values.push_back(pick(got, l));
           oddRow.values.push_back(pick(r, got));
         }
-        Value &otherRow = otherRows[at[i].first];
+        Value &otherRow = otherRows[at.first];
         if (!otherRow)
           otherRow = trade(a.row);
         evenRow.row = pick(otherRow, a.row);
@@ -242,10 +243,6 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       }
       for (const RowRun &r : traded)
         add(r);
-      for (size_t i = 0; i < quads.size(); ++i)
-        if (at[i].second % (2 * kInterleaveColumns) != 0 &&
-            !llvm::is_contained(at, std::pair{at[i].first, at[i].second - kInterleaveColumns}))
-          add(quads[i]); // a right group whose left one is missing
       rewriter.eraseOp(op);
       return success();
     }
