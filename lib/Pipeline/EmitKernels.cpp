@@ -147,6 +147,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
           {"params", std::move(params)},
           {"threads", d.getAs<IntegerAttr>("threads").getInt()},
           {"shared_bytes", d.getAs<IntegerAttr>("shared_bytes").getInt()},
+          {"cluster", d.getAs<IntegerAttr>("cluster").getInt()},
           {"args", std::move(args)}};
       if (info.count(name)) {
         PtxasInfo &i = info[name];

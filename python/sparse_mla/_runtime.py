@@ -86,13 +86,17 @@ def launch(name: str, grid, args, device_index: int, stream: int, directory=None
     if kernel is None:
         raise KernelError(f"no compiled kernel {name} in {directory or kernels_dir()}")
     values = pack_args(kernel, args)
+    grid = list(grid) + [1] * (3 - len(grid))
+    cluster = kernel.get("cluster", 1)
+    if grid[0] % cluster:
+        raise KernelError(f"{name} runs in clusters of {cluster} CTAs along x: its grid "
+                          f"{grid} must have a multiple of {cluster} CTAs in x")
     lib = _library()
     handle = ctypes.c_void_p()
     if lib.smla_get_kernel(kernel["file"].encode(), name.encode(), device_index,
                            ctypes.byref(handle)):
         raise KernelError(lib.smla_last_error().decode())
     params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
-    grid = list(grid) + [1] * (3 - len(grid))
     if lib.smla_launch(handle, grid[0], grid[1], grid[2], kernel["threads"],
                        kernel["shared_bytes"], ctypes.c_void_p(stream), params):
         raise KernelError(lib.smla_last_error().decode())

@@ -554,3 +554,39 @@ tile.kernel @partition_vote(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index)
     }
   }
 }
+
+// -----
+
+// A cluster kernel: its shape on the gpu.func and in the manifest; the rank
+// from %cluster_ctarank; mbarriers published to the cluster (a peer may
+// arrive remotely); a write into the peer's tile through the mapa'd pointer
+// (address space 7, st.shared::cluster); a remote arrival that releases at
+// cluster scope; waits that acquire at it; a cluster barrier before return.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: cluster = 2 : i64, name = "pair"
+// CHECK: gpu.func @pair
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK: nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK-NEXT: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<7>
+// CHECK: "fence.proxy.async.shared::cluster;"
+// CHECK: "{{.*}}mapa.shared::cluster.u32 remote, $0, $1;{{.*}}mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];{{.*}}", "r,r"
+// CHECK: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return
+tile.kernel @pair(%p: i32, %x: f32) warpgroups(1) cluster(2) {
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %rank = tile.cluster_rank
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %inbox = tile.alloc : !tile.smem<64x64xf32>
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  tile.mbarrier_init %bars, %c128 : !tile.smem<1x2xi64>
+  tile.write %v, %inbox cta %rank : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
+  tile.mbarrier_arrive %bars[%c0] cta %rank : !tile.smem<1x2xi64>
+  tile.mbarrier_wait %bars[%c0], %p : !tile.smem<1x2xi64>
+}

@@ -2,7 +2,9 @@
 //
 // tile.barrier is a CTA or named barrier behind a proxy fence (thread writes
 // to shared memory are next read by wgmma); tile.any is a barrier reduction;
-// the mbarrier ops are their PTX instructions on 32-bit shared addresses;
+// the mbarrier ops are their PTX instructions on 32-bit shared addresses
+// (a peer CTA's barrier: mapped into the cluster's window, and in a cluster
+// kernel every wait acquires at cluster scope);
 // tile.warp_specialize is one branch per warpgroup that first sets the
 // warpgroup's register budget.
 //
@@ -51,7 +53,8 @@ static Value mbarrierAddress(OpBuilder &b, Location loc, Value bars, Value index
 }
 
 /// Thread 0 of the CTA initializes each barrier; the CTA barrier after it
-/// makes them visible to every thread.
+/// makes them visible to every thread (the cluster barrier, in a cluster
+/// kernel: a peer may arrive at them remotely).
 struct MBarrierInitLowering : public OpConversionPattern<MBarrierInitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -72,7 +75,10 @@ struct MBarrierInitLowering : public OpConversionPattern<MBarrierInitOp> {
                 "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r");
     });
     emitPtx(rewriter, loc, {}, "fence.mbarrier_init.release.cluster;", "");
-    gpu::BarrierOp::create(rewriter, loc);
+    if (inClusterKernel(op))
+      clusterBarrier(rewriter, loc);
+    else
+      gpu::BarrierOp::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
@@ -85,7 +91,15 @@ struct MBarrierArriveLowering : public OpConversionPattern<MBarrierArriveOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value addr = mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getIndex());
-    if (op.getAfterCopies()) {
+    if (Value cta = adaptor.getCta()) {
+      // The thread's writes into the peer's tiles may next be read by its
+      // wgmma; the release at cluster scope publishes them to its waiters.
+      emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cluster;", "");
+      emitPtx(rewriter, loc, {addr, toI32(rewriter, loc, cta)},
+              "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, $0, $1;\n"
+              "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}",
+              "r,r");
+    } else if (op.getAfterCopies()) {
       emitPtx(rewriter, loc, {addr}, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r");
     } else if (Value tx = adaptor.getExpectTx()) {
       // Thread 0 of the warpgroup arrives with the transaction count.
@@ -115,10 +129,12 @@ struct MBarrierWaitLowering : public OpConversionPattern<MBarrierWaitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value addr = mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getIndex());
-    // The label is local to the braces, so each wait may repeat it.
+    // The label is local to the braces, so each wait may repeat it. In a
+    // cluster kernel, arrivals may come from a peer CTA: acquire at its scope.
+    std::string scope = inClusterKernel(op) ? ".acquire.cluster" : "";
     emitPtx(rewriter, loc, {addr, adaptor.getParity()},
             "{\n.reg .pred done;\nwait_again:\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+            "mbarrier.try_wait.parity" + scope + ".shared::cta.b64 done, [$0], $1;\n"
             "@!done bra wait_again;\n}",
             "r,r");
     // Copies that completed on the barrier (cp.async, generic proxy) may

@@ -28,6 +28,17 @@ struct BlockIdLowering : public OpConversionPattern<BlockIdOp> {
   }
 };
 
+struct ClusterRankLowering : public OpConversionPattern<ClusterRankOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClusterRankOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value rank = NVVM::ClusterId::create(rewriter, op.getLoc(), rewriter.getI32Type());
+    rewriter.replaceOpWithNewOp<arith::IndexCastUIOp>(op, rewriter.getIndexType(), rank);
+    return success();
+  }
+};
+
 struct WarpgroupIdLowering : public OpConversionPattern<WarpgroupIdOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -332,7 +343,7 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
 
 void sparse_mla::tile::populateElementwiseToVectorPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<BlockIdLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
+  patterns.add<BlockIdLowering, ClusterRankLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
                BroadcastLowering, ReduceLowering, IotaLowering, ScanLowering>(
       converter, patterns.getContext());
 }

@@ -1,7 +1,8 @@
 //===- SharedMemoryToNVGPU.cpp - Tile shared-memory tiles to LLVM ---------===//
 //
 // Shared tiles are byte offsets into the CTA's dynamic shared memory;
-// register tiles move in and out of them run by run, at swizzled addresses.
+// register tiles move in and out of them run by run, at swizzled addresses
+// (a peer CTA's tile: at the same offset in its window of the cluster).
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -84,8 +85,17 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
   LogicalResult
   matchAndRewrite(WriteOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    writeRunsToShared(rewriter, op.getLoc(), adaptor.getValue(),
-                      cast<RegTileType>(op.getValue().getType()), adaptor.getDest(),
+    Location loc = op.getLoc();
+    Value dest = adaptor.getDest();
+    // Another CTA's tile: the same offset in its window of the cluster's
+    // shared memory; the stores become st.shared::cluster.
+    if (Value cta = adaptor.getCta())
+      dest = NVVM::MapaOp::create(rewriter, loc,
+                                  LLVM::LLVMPointerType::get(
+                                      getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
+                                  dest, toI32(rewriter, loc, cta));
+    writeRunsToShared(rewriter, loc, adaptor.getValue(),
+                      cast<RegTileType>(op.getValue().getType()), dest,
                       cast<SmemTileType>(op.getDest().getType()));
     rewriter.eraseOp(op);
     return success();

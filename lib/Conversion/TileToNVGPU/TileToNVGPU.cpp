@@ -112,6 +112,7 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
       b.getNamedAttr("name", kernel.getSymNameAttr()),
       b.getNamedAttr("threads", b.getI64IntegerAttr(kernel.getNumThreads())),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(shared)),
+      b.getNamedAttr("cluster", b.getI64IntegerAttr(kernel.getClusterSize())),
       b.getNamedAttr("args", b.getArrayAttr(args)),
       b.getNamedAttr("params", params ? params : b.getDictionaryAttr({})),
   });
@@ -159,6 +160,10 @@ struct ConvertTileToNVGPUPass
           {static_cast<int32_t>(kernel.getNumThreads()), 1, 1}));
       // One CTA's register budget: lets ptxas honour setmaxnreg.
       func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+      int64_t cluster = kernel.getClusterSize();
+      if (cluster > 1)
+        func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                      b.getDenseI32ArrayAttr({static_cast<int32_t>(cluster), 1, 1}));
       bool staged = kernel.walk([](ScatterAddRowsOp op) {
                           return op.getStaging() ? WalkResult::interrupt()
                                                  : WalkResult::advance();
@@ -173,6 +178,10 @@ struct ConvertTileToNVGPUPass
       // Staged scatters read shared memory until their bulk groups complete.
       if (staged)
         NVVM::CpAsyncBulkWaitGroupOp::create(b, ret->getLoc(), 0, UnitAttr());
+      // No CTA of a cluster leaves while a peer may still write into its
+      // shared memory or arrive at its barriers.
+      if (cluster > 1)
+        clusterBarrier(b, ret->getLoc());
       gpu::ReturnOp::create(b, ret->getLoc());
       ret->erase();
       kernel.erase();

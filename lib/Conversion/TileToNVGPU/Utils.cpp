@@ -248,6 +248,16 @@ void sparse_mla::tile::emitPtx(OpBuilder &b, Location loc, ValueRange operands,
                             ArrayAttr{});
 }
 
+bool sparse_mla::tile::inClusterKernel(Operation *op) {
+  auto func = op->getParentOfType<gpu::GPUFuncOp>();
+  return func && func->hasAttr(NVVM::NVVMDialect::getClusterDimAttrName());
+}
+
+void sparse_mla::tile::clusterBarrier(OpBuilder &b, Location loc) {
+  NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+}
+
 /// `bar.sync 1 + w, 128`: the threads of the calling warpgroup w (barrier 0
 /// is the CTA's).
 void sparse_mla::tile::warpgroupBarrier(OpBuilder &b, Location loc) {

@@ -105,6 +105,14 @@ mlir::Value andOpt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
              llvm::StringRef asmStr, llvm::StringRef constraints);
 
+/// Whether `op` is in a kernel launched in clusters (its gpu.func carries
+/// nvvm.cluster_dim).
+bool inClusterKernel(mlir::Operation *op);
+
+/// Every thread of the cluster's CTAs waits for all the others
+/// (barrier.cluster.arrive, release, then wait, acquire).
+void clusterBarrier(mlir::OpBuilder &b, mlir::Location loc);
+
 /// getInterleavedColumn (Layouts.h) of an i32 column, at run time.
 mlir::Value interleavedColumn(mlir::OpBuilder &b, mlir::Location loc, mlir::Value col);
 

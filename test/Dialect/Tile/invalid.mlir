@@ -856,6 +856,34 @@ tile.kernel @k(%n: index) warpgroups(1) {
   tile.mbarrier_arrive %bars[%n] expect_tx %n {after_copies} : !tile.smem<1x2xi64>
 }
 // -----
+tile.kernel @k(%n: index) warpgroups(1) cluster(2) {
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  // expected-error @+1 {{arrives at another CTA's barrier only as a plain arrival, without `after_copies` or `expect_tx`}}
+  tile.mbarrier_arrive %bars[%n] expect_tx %n cta %n : !tile.smem<1x2xi64>
+}
+// -----
+tile.kernel @k(%n: index) warpgroups(1) {
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  // expected-error @+1 {{reaches another CTA's shared memory, but the kernel has no clusters: give it `cluster(n)`}}
+  tile.mbarrier_arrive %bars[%n] cta %n : !tile.smem<1x2xi64>
+}
+// -----
+tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(1) {
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %t = tile.alloc : !tile.smem<64x64xf32>
+  // expected-error @+1 {{reaches another CTA's shared memory, but the kernel has no clusters: give it `cluster(n)`}}
+  tile.write %v, %t cta %n : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
+}
+// -----
+tile.kernel @k() warpgroups(1) {
+  // expected-error @+1 {{needs a kernel launched in clusters: give it `cluster(n)`}}
+  %r = tile.cluster_rank
+}
+// -----
+// expected-error @+1 {{attribute 'cluster' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 1 whose maximum value is 8}}
+tile.kernel @k() warpgroups(1) cluster(16) {
+}
+// -----
 func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
   %s = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
   %t = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>

@@ -272,6 +272,12 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
                       TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
   result.addAttribute(getWarpgroupsAttrName(result.name),
                       b.getI32IntegerAttr(warpgroups));
+  if (succeeded(parser.parseOptionalKeyword("cluster"))) {
+    int64_t cluster = 1;
+    if (parser.parseLParen() || parser.parseInteger(cluster) || parser.parseRParen())
+      return failure();
+    result.addAttribute(getClusterAttrName(result.name), b.getI32IntegerAttr(cluster));
+  }
   if (succeeded(parser.parseOptionalKeyword("variants"))) {
     ArrayAttr variants;
     if (parser.parseLParen() || parser.parseAttribute(variants) ||
@@ -297,12 +303,14 @@ void KernelOp::print(OpAsmPrinter &p) {
   function_interface_impl::printFunctionSignature(
       p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
   p << " warpgroups(" << getWarpgroups() << ")";
+  if (std::optional<uint32_t> cluster = getCluster())
+    p << " cluster(" << *cluster << ")";
   if (ArrayAttr variants = getVariantsAttr())
     p << " variants(" << variants << ")";
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
-       getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
+       getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
@@ -753,7 +761,26 @@ LogicalResult ReadOp::verify() {
   return success();
 }
 
+/// An op that reaches another CTA's shared memory (`cta` given) needs a
+/// kernel launched in clusters.
+static LogicalResult verifyClusterAccess(Operation *op, bool remote) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (remote && kernel && kernel.getClusterSize() == 1)
+    return op->emitOpError("reaches another CTA's shared memory, but the kernel "
+                           "has no clusters: give it `cluster(n)`");
+  return success();
+}
+
+LogicalResult ClusterRankOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (kernel && kernel.getClusterSize() == 1)
+    return emitOpError("needs a kernel launched in clusters: give it `cluster(n)`");
+  return success();
+}
+
 LogicalResult WriteOp::verify() {
+  if (failed(verifyClusterAccess(*this, static_cast<bool>(getCta()))))
+    return failure();
   auto val = cast<RegTileType>(getValue().getType());
   auto dst = cast<SmemTileType>(getDest().getType());
   if (!sameSharedShape(dst, val))
@@ -1044,6 +1071,11 @@ LogicalResult MBarrierInitOp::verify() {
 LogicalResult MBarrierArriveOp::verify() {
   if (getAfterCopies() && getExpectTx())
     return emitOpError("arrives after its copies or expects transactions, not both");
+  if (getCta() && (getAfterCopies() || getExpectTx()))
+    return emitOpError("arrives at another CTA's barrier only as a plain arrival, "
+                       "without `after_copies` or `expect_tx`");
+  if (failed(verifyClusterAccess(*this, static_cast<bool>(getCta()))))
+    return failure();
   return verifyMBarriers(*this, getBars().getType());
 }
 LogicalResult MBarrierWaitOp::verify() { return verifyMBarriers(*this, getBars().getType()); }

@@ -50,11 +50,24 @@ def Tile_KernelOp : Tile_Op<"kernel", [
       %t = tile.alloc : !tile.smem<64x{n}xbf16>
       ...
     ```
+
+    With `cluster(n)`, n > 1, the grid's x dimension is cut into clusters of
+    n consecutive CTAs that run at once and reach each other's shared memory
+    (`tile.cluster_rank`, `tile.write` and `tile.mbarrier_arrive` with
+    `cta`). `tile.mbarrier_init` then synchronizes the cluster, mbarrier
+    waits acquire at cluster scope, and the CTAs of a cluster wait for each
+    other before they exit, so none leaves while a peer may still write to
+    its shared memory.
+
+    ```mlir
+    tile.kernel @pair(...) warpgroups(2) cluster(2) { ... }
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
                        ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<4>]>:$warpgroups,
                        OptionalAttr<DictArrayAttr>:$variants,
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs);
   let regions = (region SizedRegion<1>:$body);
@@ -67,6 +80,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     ::mlir::Region *getCallableRegion() { return &getBody(); }
     /// Threads of one CTA.
     int64_t getNumThreads() { return ::sparse_mla::hopper::kWarpgroupThreads * getWarpgroups(); }
+    /// CTAs of a cluster (1: the kernel runs without clusters).
+    int64_t getClusterSize() { return getCluster().value_or(1); }
     /// The names of the shape parameters used in the body, in order of use.
     ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
   }];
@@ -98,6 +113,17 @@ def Tile_ParamOp : Tile_Op<"param", [Pure]> {
   let arguments = (ins StrAttr:$name);
   let results = (outs AnySignlessIntegerOrIndex:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Tile_ClusterRankOp : Tile_Op<"cluster_rank", [Pure]> {
+  let summary = "Index of the CTA within its cluster";
+  let description = [{
+    In a kernel with `cluster(n)`: the CTA's rank in its cluster, in
+    [0, n) (`%cluster_ctarank`); CTA x of the grid has rank x mod n.
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 def Tile_WarpgroupIdOp : Tile_Op<"warpgroup_id", [Pure]> {
@@ -469,9 +495,20 @@ def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
     differ only as f32 -> bf16/f16 (rounded to nearest even), the usual
     step before a tile becomes a GEMM operand. The writes are visible to
     other threads and to the tensor cores after the next `tile.barrier`.
+
+    With `cta %rank`, in a kernel with `cluster(n)`, the tile is written
+    into `dest` of the CTA of that rank in the cluster (its distributed
+    shared memory: `mapa`, then `st.shared::cluster`); a
+    `tile.mbarrier_arrive` with `cta` at that CTA's barrier publishes it.
+
+    ```mlir
+    tile.write %partial, %inbox cta %peer : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
+    ```
   }];
-  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest);
-  let assemblyFormat = "$value `,` $dest attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
+  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest, Optional<Index>:$cta);
+  let assemblyFormat = [{
+    $value `,` $dest (`cta` $cta^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+  }];
   let hasVerifier = 1;
 }
 
@@ -612,7 +649,8 @@ def Tile_MBarrierInitOp : Tile_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> 
   let hasVerifier = 1;
 }
 
-def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Each calling thread arrives at an mbarrier";
   let description = [{
     Counts one arrival of each calling thread at mbarrier `index` of
@@ -624,11 +662,14 @@ def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, 
     (`cp.async.mbarrier.arrive.noinc`): copies complete on the barrier.
     With `expect_tx`, one thread of the warpgroup also adds `bytes` of
     asynchronous transactions the phase waits for.
+    With `cta %rank`, in a kernel with `cluster(n)`, the arrival is at the
+    barrier of the CTA of that rank (release at cluster scope: the thread's
+    earlier `tile.write ... cta` are visible to that CTA's waiters).
   }];
   let arguments = (ins Tile_SmemTile:$bars, Index:$index, UnitAttr:$after_copies,
-                       Optional<Index>:$expect_tx);
+                       Optional<Index>:$expect_tx, Optional<Index>:$cta);
   let assemblyFormat = [{
-    $bars `[` $index `]` (`expect_tx` $expect_tx^)? attr-dict `:` qualified(type($bars))
+    $bars `[` $index `]` (`expect_tx` $expect_tx^)? (`cta` $cta^)? attr-dict `:` qualified(type($bars))
   }];
   let hasVerifier = 1;
 }
