@@ -575,6 +575,11 @@ tile.kernel @partition_vote(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index)
 // CHECK: "fence.proxy.async.shared::cluster;"
 // CHECK: "{{.*}}mapa.shared::cluster.u32 remote, $0, $1;{{.*}}mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];{{.*}}", "r,r"
 // CHECK: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+// An asynchronous write: each 16-byte run as four words, completing on the
+// peer's barrier, whose address is mapped once.
+// CHECK: %[[BAR:.*]] = llvm.inline_asm "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r"
+// CHECK: vector.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// CHECK: llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [$0], {$1, $2, $3, $4}, [$5];", "r,r,r,r,r,r" {{.*}}, %[[BAR]]
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK-NEXT: gpu.return
@@ -589,4 +594,5 @@ tile.kernel @pair(%p: i32, %x: f32) warpgroups(1) cluster(2) {
   tile.write %v, %inbox cta %rank : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
   tile.mbarrier_arrive %bars[%c0] cta %rank : !tile.smem<1x2xi64>
   tile.mbarrier_wait %bars[%c0], %p : !tile.smem<1x2xi64>
+  tile.write %v, %inbox cta %rank on %bars[%c0] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
 }

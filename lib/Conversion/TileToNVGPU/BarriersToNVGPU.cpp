@@ -45,13 +45,6 @@ struct BarrierLowering : public OpConversionPattern<BarrierOp> {
   }
 };
 
-/// The 32-bit shared address of mbarrier `index` of a 1 x N tile at `bars`.
-static Value mbarrierAddress(OpBuilder &b, Location loc, Value bars, Value index) {
-  Value off = arith::MulIOp::create(b, loc, toI32(b, loc, index), i32Const(b, loc, 8));
-  Value ptr = bytePointer(b, loc, bars, off);
-  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
-}
-
 /// Thread 0 of the CTA initializes each barrier; the CTA barrier after it
 /// makes them visible to every thread (the cluster barrier, in a cluster
 /// kernel: a peer may arrive at them remotely).

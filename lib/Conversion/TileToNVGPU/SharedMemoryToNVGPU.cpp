@@ -87,16 +87,60 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value dest = adaptor.getDest();
+    Value cta = adaptor.getCta();
     // Another CTA's tile: the same offset in its window of the cluster's
     // shared memory; the stores become st.shared::cluster.
-    if (Value cta = adaptor.getCta())
+    if (cta)
       dest = NVVM::MapaOp::create(rewriter, loc,
                                   LLVM::LLVMPointerType::get(
                                       getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
                                   dest, toI32(rewriter, loc, cta));
+    RunStore store;
+    if (adaptor.getBars()) {
+      // st.async: each run's bytes complete on the peer's barrier; it takes
+      // 4, 8 or 16 bytes as one to four 32-bit words.
+      auto type = cast<RegTileType>(op.getValue().getType());
+      auto dst = cast<SmemTileType>(op.getDest().getType());
+      unsigned runBytes = getThreadElements(type.getLayout(), type.getShape())->vector *
+                          getElementBytes(dst.getElementType());
+      if (runBytes != 4 && runBytes != 8 && runBytes != 16)
+        return rewriter.notifyMatchFailure(op, "st.async stores runs of 4, 8 or 16 bytes");
+      Value local = mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getBarIndex());
+      Type i32 = rewriter.getI32Type();
+      Value bar = LLVM::InlineAsmOp::create(
+                      rewriter, loc, TypeRange{i32}, ValueRange{local, toI32(rewriter, loc, cta)},
+                      "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
+                      /*has_side_effects=*/false, /*is_align_stack=*/false,
+                      LLVM::TailCallKind::None, LLVM::AsmDialectAttr{}, ArrayAttr{})
+                      .getResult(0);
+      store = [bar, runBytes, i32](OpBuilder &b, Location loc, Value v, Value ptr) {
+        unsigned words = runBytes / 4;
+        Value packed = vector::BitCastOp::create(
+            b, loc, VectorType::get({words}, i32),
+            isa<VectorType>(v.getType())
+                ? v
+                : vector::BroadcastOp::create(b, loc, VectorType::get({1}, v.getType()), v));
+        SmallVector<Value> operands{LLVM::PtrToIntOp::create(b, loc, i32, ptr)};
+        std::string regs;
+        for (unsigned w = 0; w < words; ++w) {
+          operands.push_back(vector::ExtractOp::create(b, loc, packed, w));
+          regs += (w ? ", $" : "$") + std::to_string(w + 1);
+        }
+        operands.push_back(bar);
+        std::string vec = words == 1 ? "" : ".v" + std::to_string(words);
+        std::string constraints = "r";
+        for (unsigned w = 0; w <= words; ++w)
+          constraints += ",r";
+        emitPtx(b, loc, operands,
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes" + vec + ".b32 [$0], " +
+                    (words == 1 ? regs : "{" + regs + "}") + ", [$" +
+                    std::to_string(words + 1) + "];",
+                constraints);
+      };
+    }
     writeRunsToShared(rewriter, loc, adaptor.getValue(),
                       cast<RegTileType>(op.getValue().getType()), dest,
-                      cast<SmemTileType>(op.getDest().getType()));
+                      cast<SmemTileType>(op.getDest().getType()), store);
     rewriter.eraseOp(op);
     return success();
   }

@@ -248,6 +248,12 @@ void sparse_mla::tile::emitPtx(OpBuilder &b, Location loc, ValueRange operands,
                             ArrayAttr{});
 }
 
+Value sparse_mla::tile::mbarrierAddress(OpBuilder &b, Location loc, Value bars, Value index) {
+  Value off = arith::MulIOp::create(b, loc, toI32(b, loc, index), i32Const(b, loc, 8));
+  Value ptr = bytePointer(b, loc, bars, off);
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+}
+
 bool sparse_mla::tile::inClusterKernel(Operation *op) {
   auto func = op->getParentOfType<gpu::GPUFuncOp>();
   return func && func->hasAttr(NVVM::NVVMDialect::getClusterDimAttrName());
@@ -353,7 +359,8 @@ SmallVector<InterleavedPiece> sparse_mla::tile::interleavedPieces(OpBuilder &b, 
 }
 
 void sparse_mla::tile::writeRunsToShared(OpBuilder &b, Location loc, Value value,
-                              RegTileType type, Value dstBase, SmemTileType dst) {
+                              RegTileType type, Value dstBase, SmemTileType dst,
+                              const RunStore &store) {
   ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
   Type to = dst.getElementType();
   unsigned bytes = getElementBytes(to);
@@ -362,7 +369,10 @@ void sparse_mla::tile::writeRunsToShared(OpBuilder &b, Location loc, Value value
     if (to != type.getElementType())
       v = arith::TruncFOp::create(b, loc, accessType(to, te.vector), v);
     Value ptr = sharedRunPointer(b, loc, dstBase, dst, run, type.getLayout(), te.vector);
-    LLVM::StoreOp::create(b, loc, v, ptr, te.vector * bytes);
+    if (store)
+      store(b, loc, v, ptr);
+    else
+      LLVM::StoreOp::create(b, loc, v, ptr, te.vector * bytes);
   }
 }
 

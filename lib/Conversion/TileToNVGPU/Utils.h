@@ -6,6 +6,8 @@
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <functional>
+
 namespace sparse_mla::tile {
 
 /// Register tiles become the vector of the elements one thread holds, shared
@@ -105,6 +107,10 @@ mlir::Value andOpt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
              llvm::StringRef asmStr, llvm::StringRef constraints);
 
+/// The 32-bit shared address of mbarrier `index` of a 1 x N tile at `bars`.
+mlir::Value mbarrierAddress(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bars,
+                            mlir::Value index);
+
 /// Whether `op` is in a kernel launched in clusters (its gpu.func carries
 /// nvvm.cluster_dim).
 bool inClusterKernel(mlir::Operation *op);
@@ -166,10 +172,16 @@ mlir::Value sharedRunPointer(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value base, SmemTileType type, const Run &run,
                              mlir::Attribute regLayout, unsigned vector);
 
+/// Stores one run (a scalar or vector value) at a pointer.
+using RunStore = std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value value,
+                                    mlir::Value ptr)>;
+
 /// Stores the thread's elements of `value` (a register tile of `type`) into
-/// the shared tile at `dstBase`, converting f32 to its element type.
+/// the shared tile at `dstBase`, converting f32 to its element type; each run
+/// with `store` where given, else with llvm.store.
 void writeRunsToShared(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
-                       RegTileType type, mlir::Value dstBase, SmemTileType dst);
+                       RegTileType type, mlir::Value dstBase, SmemTileType dst,
+                       const RunStore &store = nullptr);
 
 void populateElementwiseToVectorPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);

@@ -875,6 +875,22 @@ tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(1) {
   tile.write %v, %t cta %n : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
 }
 // -----
+tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %t = tile.alloc : !tile.smem<64x64xf32>
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  // expected-error @+1 {{completes on a barrier only as an asynchronous write into a CTA of the cluster: give `cta`}}
+  tile.write %v, %t on %bars[%n] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
+}
+// -----
+tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %t = tile.alloc : !tile.smem<64x64xf32>
+  %bars = tile.alloc : !tile.smem<1x2xi32>
+  // expected-error @+1 {{mbarriers are a 1 x N shared tile of i64}}
+  tile.write %v, %t cta %n on %bars[%n] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi32>
+}
+// -----
 tile.kernel @k() warpgroups(1) {
   // expected-error @+1 {{needs a kernel launched in clusters: give it `cluster(n)`}}
   %r = tile.cluster_rank

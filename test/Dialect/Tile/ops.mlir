@@ -180,12 +180,14 @@ tile.kernel @wide_partitions(%b: i1) warpgroups(3) {
 }
 
 // Clusters: the kernel's cluster size, the CTA's rank in it, a write into a
-// peer CTA's tile and an arrival at its barrier.
+// peer CTA's tile, an arrival at its barrier, and an asynchronous write that
+// completes on it.
 // CHECK-LABEL: tile.kernel @pair
 // CHECK-SAME: warpgroups(1) cluster(2)
 // CHECK: %[[R:.*]] = tile.cluster_rank
 // CHECK: tile.write %{{.*}}, %{{.*}} cta %[[R]] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
 // CHECK: tile.mbarrier_arrive %{{.*}}[%{{.*}}] cta %[[R]] : !tile.smem<1x2xi64>
+// CHECK: tile.write %{{.*}}, %{{.*}} cta %[[R]] on %{{.*}}[%{{.*}}] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
 tile.kernel @pair(%n: index, %x: f32) warpgroups(1) cluster(2) {
   %c0 = arith.constant 0 : index
   %v = tile.splat %x : !tile.reg<64x64xf32>
@@ -194,4 +196,5 @@ tile.kernel @pair(%n: index, %x: f32) warpgroups(1) cluster(2) {
   %bars = tile.alloc : !tile.smem<1x2xi64>
   tile.write %v, %inbox cta %rank : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
   tile.mbarrier_arrive %bars[%c0] cta %rank : !tile.smem<1x2xi64>
+  tile.write %v, %inbox cta %rank on %bars[%c0] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
 }

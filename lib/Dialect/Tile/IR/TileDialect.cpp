@@ -761,6 +761,15 @@ LogicalResult ReadOp::verify() {
   return success();
 }
 
+/// mbarriers are a 1 x N shared tile of i64.
+static LogicalResult verifyMBarriers(Operation *op, Type bars) {
+  auto type = cast<SmemTileType>(bars);
+  if (type.getRank() != 2 || !type.getElementType().isInteger(64) ||
+      getTileDim(type, 0) != TileDim{1, {}})
+    return op->emitOpError("mbarriers are a 1 x N shared tile of i64, not ") << bars;
+  return success();
+}
+
 /// An op that reaches another CTA's shared memory (`cta` given) needs a
 /// kernel launched in clusters.
 static LogicalResult verifyClusterAccess(Operation *op, bool remote) {
@@ -781,6 +790,13 @@ LogicalResult ClusterRankOp::verify() {
 LogicalResult WriteOp::verify() {
   if (failed(verifyClusterAccess(*this, static_cast<bool>(getCta()))))
     return failure();
+  if (getBars()) {
+    if (!getCta())
+      return emitOpError("completes on a barrier only as an asynchronous write into a CTA "
+                         "of the cluster: give `cta`");
+    if (failed(verifyMBarriers(*this, getBars().getType())))
+      return failure();
+  }
   auto val = cast<RegTileType>(getValue().getType());
   auto dst = cast<SmemTileType>(getDest().getType());
   if (!sameSharedShape(dst, val))
@@ -1052,15 +1068,6 @@ LogicalResult WarpSpecializeOp::verify() {
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());
-}
-
-/// mbarriers are a 1 x N shared tile of i64.
-static LogicalResult verifyMBarriers(Operation *op, Type bars) {
-  auto type = cast<SmemTileType>(bars);
-  if (type.getRank() != 2 || !type.getElementType().isInteger(64) ||
-      getTileDim(type, 0) != TileDim{1, {}})
-    return op->emitOpError("mbarriers are a 1 x N shared tile of i64, not ") << bars;
-  return success();
 }
 
 LogicalResult MBarrierInitOp::verify() {

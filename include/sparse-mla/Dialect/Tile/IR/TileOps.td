@@ -487,7 +487,8 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
+def Tile_WriteOp : Tile_Op<"write", [AttrSizedOperandSegments,
+    MemoryEffects<[MemWrite]>]> {
   let summary = "Stores a register tile into a shared-memory tile";
   let description = [{
     A register tile into a 2-D shared tile of its shape, or a 1-D register
@@ -500,14 +501,22 @@ def Tile_WriteOp : Tile_Op<"write", [MemoryEffects<[MemWrite]>]> {
     into `dest` of the CTA of that rank in the cluster (its distributed
     shared memory: `mapa`, then `st.shared::cluster`); a
     `tile.mbarrier_arrive` with `cta` at that CTA's barrier publishes it.
+    With `cta %rank on %bars[%i]` as well, the stores are asynchronous
+    (`st.async`): each completes its bytes on mbarrier `i` of `bars` in
+    that CTA, whose phase then waits for them (the receiver declares the
+    tile's bytes with `expect_tx`); the writer goes on at once.
 
     ```mlir
     tile.write %partial, %inbox cta %peer : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
+    tile.write %partial, %inbox cta %peer on %full[%c0]
+        : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
     ```
   }];
-  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest, Optional<Index>:$cta);
+  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest, Optional<Index>:$cta,
+                       Optional<Tile_SmemTile>:$bars, Optional<Index>:$bar_index);
   let assemblyFormat = [{
-    $value `,` $dest (`cta` $cta^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest))
+    $value `,` $dest (`cta` $cta^)? (`on` $bars^ `[` $bar_index `]`)? attr-dict `:`
+    qualified(type($value)) `,` qualified(type($dest)) (`,` qualified(type($bars))^)?
   }];
   let hasVerifier = 1;
 }
