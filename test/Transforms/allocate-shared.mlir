@@ -28,10 +28,13 @@ tile.kernel @swizzled_first() warpgroups(1) {
 }
 // -----
 // A layout with padded rows takes rows x pitch bytes: 64 x 272 per stage.
+// A tile without a layout is placed with the one tile-assign-layouts will
+// give it (a 128-byte swizzle: first, on an atom), as the passes before
+// layouts count it.
 // CHECK-LABEL: tile.kernel @padded
 // CHECK-SAME: tile.shared_bytes = 43008
-// CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<2x64x64xf32
-// CHECK: tile.alloc {offset = 34816 : i64} : !tile.smem<64x64xbf16>
+// CHECK: tile.alloc {offset = 8192 : i64} : !tile.smem<2x64x64xf32
+// CHECK: tile.alloc {offset = 0 : i64} : !tile.smem<64x64xbf16>
 tile.kernel @padded() warpgroups(1) {
   %a = tile.alloc : !tile.smem<2x64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>
   %b = tile.alloc : !tile.smem<64x64xbf16>

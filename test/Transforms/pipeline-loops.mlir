@@ -77,6 +77,27 @@ tile.kernel @fit_one(%kv: memref<?x576xbf16>, %idx: memref<?x?xi32>, %out: memre
     tile.store %v, %out[%j, %c0] : !tile.reg<64x576xbf16>, memref<?x576xbf16>
   }
 }
+// The account is the kernel's shared plan (SharedMemoryPlan.h), which counts
+// each tile with the layout tile-assign-layouts will give it: here twelve
+// 8 x 8 f32 stages whose 32-byte rows get a 32-byte swizzle, each stage on
+// its own 1024-byte atom (12 KiB, not 3). Three 72 KiB stages and those do
+// not fit in 227 KiB; two stages do.
+// CHECK-LABEL: tile.kernel @fit_with_layouts
+// CHECK: tile.alloc : !tile.smem<2x64x576xbf16>
+tile.kernel @fit_with_layouts(%kv: memref<?x576xbf16>, %idx: memref<?x?xi32>, %out: memref<?x576xbf16>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m1 = arith.constant -1 : i32
+  %small = tile.alloc : !tile.smem<12x8x8xf32>
+  %buf = tile.alloc : !tile.smem<64x576xbf16>
+  tile.pipelined_for %j = %c0 to %n step %c64 stages(3) {
+    %rows = tile.load %idx[%c0, %j] bounds [%n] pad %m1 : memref<?x?xi32>, i32 -> !tile.reg<64xi32>
+    %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x576xbf16>, !tile.reg<64xi32>, !tile.smem<64x576xbf16>
+    tile.wait %t
+    %v = tile.read %buf : !tile.smem<64x576xbf16> -> !tile.reg<64x576xbf16>
+    tile.store %v, %out[%j, %c0] : !tile.reg<64x576xbf16>, memref<?x576xbf16>
+  }
+}
 // -----
 // The copies run ahead of the body: they cannot use what the body computes.
 tile.kernel @iter_dependent(%kv: memref<?x64xbf16>, %n: index) warpgroups(1) {

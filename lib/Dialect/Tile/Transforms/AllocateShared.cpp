@@ -1,15 +1,15 @@
 //===- AllocateShared.cpp - Offsets of shared tiles -----------------------===//
 //
-// Every shared tile lives for the whole kernel, so offsets are a running sum.
-// Each stage of a swizzled tile starts on a 1024-byte boundary (the largest
-// swizzle pattern, 128 B x 8 rows, must line up with the hardware's address
-// bits); the others on 16 bytes, after the swizzled ones.
-// Scratch of ops that exchange values between warps comes last: for each
-// such op, one region per warpgroup (warpgroup w's at offset + w * bytes).
+// The offsets of the kernel's shared plan (SharedMemoryPlan.h): swizzled
+// tiles first, each stage on a 1024-byte boundary (the largest swizzle
+// pattern, 128 B x 8 rows, must line up with the hardware's address bits),
+// then the others on 16 bytes, then the scratch of ops that exchange values
+// between warps, one region per warpgroup (warpgroup w's at offset + w *
+// bytes).
 //
 //===----------------------------------------------------------------------===//
-#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
 
 namespace sparse_mla::tile {
 #define GEN_PASS_DEF_TILEALLOCATESHAREDPASS
@@ -27,35 +27,19 @@ struct TileAllocateSharedPass
     KernelOp kernel = getOperation();
     if (failed(requireSpecialized(kernel)))
       return signalPassFailure();
-    Builder b(&getContext());
-    int64_t total = 0;
-    // Tiles on 1024-byte swizzle atoms first, then the rest on 16 bytes:
-    // small tables between them would pad each to an atom.
-    SmallVector<AllocOp> allocs;
-    kernel.walk([&](AllocOp alloc) { allocs.push_back(alloc); });
-    llvm::stable_sort(allocs, [](AllocOp x, AllocOp y) {
-      return getSharedAlignment(cast<SmemTileType>(x.getType())) >
-             getSharedAlignment(cast<SmemTileType>(y.getType()));
-    });
-    for (AllocOp alloc : allocs) {
-      auto type = cast<SmemTileType>(alloc.getType());
-      total = llvm::alignTo(total, getSharedAlignment(type));
-      alloc.setOffsetAttr(b.getI64IntegerAttr(total));
-      total += getSharedAllocBytes(type);
-    }
-    kernel.walk([&](ScratchOpInterface op) {
-      if (int64_t bytes = op.getScratchBytes()) {
-        op.setScratchOffset(total);
-        total += llvm::alignTo(bytes * kernel.getWarpgroups(), 16);
-      }
-    });
-    if (total > limit) {
+    SharedMemoryPlan plan = planSharedMemory(kernel);
+    if (plan.bytes > limit) {
       kernel.emitOpError("needs ")
-          << total << " bytes of shared memory, more than the " << limit.getValue()
+          << plan.bytes << " bytes of shared memory, more than the " << limit.getValue()
           << " a CTA may use";
       return signalPassFailure();
     }
-    kernel->setAttr("tile.shared_bytes", b.getI64IntegerAttr(total));
+    Builder b(&getContext());
+    for (auto [alloc, offset] : plan.tiles)
+      alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
+    for (auto [op, offset] : plan.scratch)
+      op.setScratchOffset(offset);
+    kernel->setAttr("tile.shared_bytes", b.getI64IntegerAttr(plan.bytes));
   }
 };
 } // namespace

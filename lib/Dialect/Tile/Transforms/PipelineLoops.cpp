@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -26,6 +27,13 @@ using namespace sparse_mla::tile;
 namespace {
 
 static bool isCopy(Operation *op) { return isa<AsyncCopyOp, GatherRowsOp>(op); }
+
+/// A ring of `stages` buffers of type `buffer` (its layout: the default).
+static SmemTileType ringType(SmemTileType buffer, int64_t stages) {
+  SmallVector<int64_t> shape{stages};
+  llvm::append_range(shape, buffer.getShape());
+  return SmemTileType::get(shape, buffer.getElementType());
+}
 
 static Value destOf(Operation *copy) {
   if (auto c = dyn_cast<AsyncCopyOp>(copy))
@@ -169,15 +177,15 @@ struct Pipeliner {
     }
   }
 
-  /// The most stages (up to the loop's) for which the kernel's shared tiles
-  /// fit in `limit`: its other tiles once, each buffer of this loop per stage.
+  /// The most stages (up to the loop's) for which the kernel's shared plan,
+  /// with this loop's buffers as rings, fits in `limit`.
   void fitStages(int64_t limit) {
-    int64_t others = 0, perStage = 0;
-    loop->getParentOfType<KernelOp>().walk([&](AllocOp alloc) {
-      int64_t bytes = getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
-      (llvm::is_contained(buffers, alloc.getResult()) ? perStage : others) += bytes;
-    });
-    while (stages > 1 && others + stages * perStage > limit)
+    auto kernel = loop->getParentOfType<KernelOp>();
+    auto withRings = [&](AllocOp alloc) {
+      auto type = cast<SmemTileType>(alloc.getType());
+      return llvm::is_contained(buffers, alloc.getResult()) ? ringType(type, stages) : type;
+    };
+    while (stages > 1 && planSharedMemory(kernel, {}, withRings).bytes > limit)
       --stages;
   }
 
@@ -202,12 +210,9 @@ struct Pipeliner {
     DenseMap<Value, Value> rings;
     if (stages > 1)
       for (Value buf : buffers) {
-        auto type = cast<SmemTileType>(buf.getType());
-        SmallVector<int64_t> shape{stages};
-        llvm::append_range(shape, type.getShape());
         OpBuilder ab(buf.getDefiningOp());
-        rings[buf] = AllocOp::create(ab, loc, SmemTileType::get(shape, type.getElementType()),
-                                     IntegerAttr());
+        rings[buf] = AllocOp::create(
+            ab, loc, ringType(cast<SmemTileType>(buf.getType()), stages), IntegerAttr());
       }
     auto stageOf = [&](OpBuilder &bb, Value buf, Value stage) -> Value {
       if (stages == 1)

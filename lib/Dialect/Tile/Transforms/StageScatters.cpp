@@ -5,11 +5,12 @@
 // shared memory, the TMA adds whole rows while the threads go on (measured on
 // the H200: 1.9x the rate at one CTA per SM, bench/probes/scatter_probe.cu).
 // Each warpgroup gets one staging tile per value shape, if the kernel's
-// shared tiles leave room for them (loops counted at one stage).
+// shared plan leaves room for them (rings counted as they are).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
 
 #include "llvm/ADT/MapVector.h"
 
@@ -42,10 +43,6 @@ struct TileStageScattersPass
     // One unswizzled tile per warpgroup and shape; rows padded by 16 bytes
     // so that the rows a warp writes at once fall in different banks.
     int64_t warpgroups = kernel.getWarpgroups();
-    int64_t used = 0, extra = 0;
-    kernel.walk([&](AllocOp alloc) {
-      used += getSharedAllocBytes(cast<SmemTileType>(alloc.getType()));
-    });
     SmallVector<SmemTileType> rings;
     for (Type shape : llvm::make_first_range(byShape)) {
       auto type = cast<RegTileType>(shape);
@@ -53,9 +50,8 @@ struct TileStageScattersPass
       auto layout = SharedLayoutAttr::get(ctx, 0, pitch, rows * pitch);
       rings.push_back(SmemTileType::get({warpgroups, rows, type.getShape()[1]},
                                         type.getElementType(), layout));
-      extra += getSharedAllocBytes(rings.back());
     }
-    if (used + extra > limit)
+    if (planSharedMemory(kernel, rings).bytes > limit)
       return;
 
     OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());

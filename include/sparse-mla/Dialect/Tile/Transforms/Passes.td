@@ -68,8 +68,8 @@ def TileStageScattersPass : Pass<"tile-stage-scatters", "::sparse_mla::tile::Ker
   let description = [{
     Gives every `tile.scatter_add_rows` a staging tile (see the op), one per
     warpgroup and value shape, unswizzled with rows padded by 16 bytes, when
-    the kernel's shared tiles (rings at all their stages) and these fit in
-    `limit` bytes. Run it after tile-split-d, whose pieces are what a
+    the kernel's shared plan (SharedMemoryPlan.h) with these fits in `limit`
+    bytes. Run it after tile-split-d, whose pieces are what a
     staging tile holds, and after tile-pipeline-loops: a second gather stage
     is worth more than staging (bench/NOTES.md), so staging takes only the
     room the rings leave.
@@ -97,9 +97,9 @@ def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::Ker
     gather's row indices) run one iteration further ahead and reach their
     copies as iter_args, so issuing a copy never waits for global memory;
     the body's own copies of those loads are issued before its wait.
-    `stages` is the most a loop uses: when the rings and the kernel's other
-    shared tiles would not fit in `limit` bytes, the loop gets the largest
-    number of stages that fits (one stage at least; tile-allocate-shared
+    `stages` is the most a loop uses: when the kernel's shared plan
+    (SharedMemoryPlan.h) with the rings would not fit in `limit` bytes, the
+    loop gets the largest number of stages that fits (one stage at least; tile-allocate-shared
     reports a kernel that does not fit even then). A generic kernel asks for
     two stages, and its variants with large tiles get one.
   }];
@@ -113,10 +113,12 @@ def TilePipelineLoopsPass : Pass<"tile-pipeline-loops", "::sparse_mla::tile::Ker
 def TileAllocateSharedPass : Pass<"tile-allocate-shared", "::sparse_mla::tile::KernelOp"> {
   let summary = "Places the shared tiles of a kernel in its dynamic shared memory";
   let description = [{
-    Gives each `tile.alloc` a 1024-byte aligned offset, then each op that
-    needs scratch (`ScratchOpInterface`: a scan whose rows span warps) a
-    region per warpgroup after them, recorded as its `scratch` offset, and
-    records the total as the kernel's `tile.shared_bytes` attribute. Fails
+    Gives each `tile.alloc` its offset in the kernel's shared plan
+    (SharedMemoryPlan.h: swizzled tiles first, each stage on a 1024-byte
+    atom, then the others on 16 bytes), then each op that needs scratch
+    (`ScratchOpInterface`: a scan whose rows span warps) a region per
+    warpgroup after them, recorded as its `scratch` offset, and records the
+    total as the kernel's `tile.shared_bytes` attribute. Fails
     with a diagnostic when the kernel needs more than the 227 KiB a Hopper
     CTA may use. Run it after tile-assign-layouts: scratch sizes depend on
     layouts.
