@@ -596,3 +596,25 @@ tile.kernel @pair(%p: i32, %x: f32) warpgroups(1) cluster(2) {
   tile.mbarrier_wait %bars[%c0], %p : !tile.smem<1x2xi64>
   tile.write %v, %inbox cta %rank on %bars[%c0] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
 }
+
+// -----
+
+// A layout conversion: the warpgroup's barrier, its runs stored into its
+// scratch region (offset + warpgroup x 16 KiB), the barrier again, and its
+// runs in the new layout loaded back; the same layout: nothing.
+// CHECK-LABEL: gpu.func @convert
+// CHECK: %[[WG:[^,]*]], %{{.*}} = gpu.shuffle idx
+// CHECK: arith.muli %[[WG]], %c16384_i32
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-8: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+tile.kernel @convert(%src: memref<?x64xf32>, %out: memref<?x64xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %src[%c0, %c0] : memref<?x64xf32> -> !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
+  %m = tile.convert_layout %x : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
+  %same = tile.convert_layout %m : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
+  tile.store %same, %out[%c0, %c0] : !tile.reg<64x64xf32, #tile.mma>, memref<?x64xf32>
+}

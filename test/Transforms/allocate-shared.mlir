@@ -62,3 +62,15 @@ tile.kernel @scan_two_rows() warpgroups(1) {
   %x = tile.iota along 1 : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>
   %s = tile.scan add %x : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>
 }
+// -----
+// A layout conversion needs its tile's bytes of scratch per warpgroup; one
+// to the same layout, none.
+// CHECK-LABEL: tile.kernel @convert_scratch
+// CHECK-SAME: tile.shared_bytes = 32768
+// CHECK: tile.convert_layout %{{.*}} {scratch = 0 : i64}
+// CHECK-NOT: scratch
+tile.kernel @convert_scratch(%x: f32) warpgroups(2) {
+  %b = tile.splat %x : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
+  %m = tile.convert_layout %b : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
+  %s = tile.convert_layout %m : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
+}

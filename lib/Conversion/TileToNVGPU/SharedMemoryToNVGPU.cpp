@@ -2,7 +2,8 @@
 //
 // Shared tiles are byte offsets into the CTA's dynamic shared memory;
 // register tiles move in and out of them run by run, at swizzled addresses
-// (a peer CTA's tile: at the same offset in its window of the cluster).
+// (a peer CTA's tile: at the same offset in its window of the cluster), and
+// change layout through shared scratch.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -61,21 +62,50 @@ struct ReadLowering : public OpConversionPattern<ReadOp> {
   LogicalResult
   matchAndRewrite(ReadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto type = cast<RegTileType>(op.getType());
-    auto src = cast<SmemTileType>(op.getSource().getType());
-    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
-    auto vt = cast<VectorType>(getTypeConverter()->convertType(type));
-    Type runType = accessType(type.getElementType(), te.vector);
-    unsigned bytes = getElementBytes(type.getElementType());
-    SmallVector<Value> elems(vt.getNumElements());
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value ptr = sharedRunPointer(rewriter, loc, adaptor.getSource(), src, run,
-                                   type.getLayout(), te.vector);
-      Value v = LLVM::LoadOp::create(rewriter, loc, runType, ptr, te.vector * bytes);
-      insertRun(rewriter, loc, elems, v, run.first);
+    rewriter.replaceOp(op, readRunsFromShared(rewriter, op.getLoc(), type,
+                                              cast<VectorType>(getTypeConverter()->convertType(type)),
+                                              adaptor.getSource(),
+                                              cast<SmemTileType>(op.getSource().getType())));
+    return success();
+  }
+};
+
+/// Each warpgroup writes its tile into its own scratch region, row by row
+/// unswizzled, and reads it back in the new layout; a warpgroup barrier
+/// before the writes keeps them from an earlier conversion's reads.
+struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto from = cast<RegTileType>(op.getSource().getType());
+    auto to = cast<RegTileType>(op.getType());
+    int64_t bytes = op.getScratchBytes();
+    if (!bytes) { // the same layout
+      rewriter.replaceOp(op, adaptor.getSource());
+      return success();
     }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elems);
+    // Placed by tile-allocate-shared (checked before the patterns run).
+    Value region = arith::AddIOp::create(
+        rewriter, loc, i32Const(rewriter, loc, *op.getScratchOffset()),
+        arith::MulIOp::create(rewriter, loc, warpgroupIndex(rewriter, loc),
+                              i32Const(rewriter, loc, bytes)));
+    Value base = bytePointer(rewriter, loc, sharedBasePointer(rewriter, loc), region);
+    SmallVector<int64_t> shape(from.getShape());
+    if (shape.size() == 1)
+      shape.insert(shape.begin(), 1);
+    int64_t rowBytes = shape[1] * getElementBytes(from.getElementType());
+    auto rows = SmemTileType::get(
+        shape, from.getElementType(),
+        SharedLayoutAttr::get(getContext(), 0, rowBytes, shape[0] * rowBytes));
+    warpgroupBarrier(rewriter, loc);
+    writeRunsToShared(rewriter, loc, adaptor.getSource(), from, base, rows);
+    warpgroupBarrier(rewriter, loc);
+    rewriter.replaceOp(op, readRunsFromShared(rewriter, loc, to,
+                                              cast<VectorType>(getTypeConverter()->convertType(to)),
+                                              base, rows));
     return success();
   }
 };
@@ -150,5 +180,5 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
 
 void sparse_mla::tile::populateSharedMemoryToNVGPUPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<AllocLowering, SliceLowering, ReadLowering, WriteLowering>(converter, patterns.getContext());
+  patterns.add<AllocLowering, SliceLowering, ReadLowering, WriteLowering, ConvertLayoutLowering>(converter, patterns.getContext());
 }

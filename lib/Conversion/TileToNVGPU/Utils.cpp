@@ -327,6 +327,20 @@ Value sparse_mla::tile::sharedRunPointer(OpBuilder &b, Location loc, Value base,
   return bytePointer(b, loc, base, off);
 }
 
+mlir::Value sparse_mla::tile::readRunsFromShared(OpBuilder &b, Location loc, RegTileType type,
+                                                VectorType vt, Value srcBase, SmemTileType src) {
+  ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+  Type runType = accessType(type.getElementType(), te.vector);
+  unsigned bytes = getElementBytes(type.getElementType());
+  SmallVector<Value> elems(vt.getNumElements());
+  for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
+    Value ptr = sharedRunPointer(b, loc, srcBase, src, run, type.getLayout(), te.vector);
+    Value v = LLVM::LoadOp::create(b, loc, runType, ptr, te.vector * bytes);
+    insertRun(b, loc, elems, v, run.first);
+  }
+  return vector::FromElementsOp::create(b, loc, vt, elems);
+}
+
 /// Stores the thread's elements of `value` (a register tile of `type`) into
 /// the shared tile at `dstBase`, converting f32 to its element type.
 Value sparse_mla::tile::interleavedColumn(OpBuilder &b, Location loc, Value col) {

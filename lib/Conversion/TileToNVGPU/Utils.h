@@ -172,6 +172,11 @@ mlir::Value sharedRunPointer(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value base, SmemTileType type, const Run &run,
                              mlir::Attribute regLayout, unsigned vector);
 
+/// The thread's elements of a register tile of `type` (as `vt`, its
+/// converted type) read from the shared tile at `srcBase`.
+mlir::Value readRunsFromShared(mlir::OpBuilder &b, mlir::Location loc, RegTileType type,
+                               mlir::VectorType vt, mlir::Value srcBase, SmemTileType src);
+
 /// Stores one run (a scalar or vector value) at a pointer.
 using RunStore = std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value value,
                                     mlir::Value ptr)>;

@@ -891,6 +891,12 @@ tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
   tile.write %v, %t cta %n on %bars[%n] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi32>
 }
 // -----
+func.func @f(%x: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{converts a tile to another layout of its shape and element type, not '!tile.reg<64x64xf32>' to '!tile.reg<64x32xf32>'}}
+  %y = tile.convert_layout %x : !tile.reg<64x64xf32> -> !tile.reg<64x32xf32>
+  return
+}
+// -----
 tile.kernel @k() warpgroups(1) {
   // expected-error @+1 {{needs a kernel launched in clusters: give it `cluster(n)`}}
   %r = tile.cluster_rank

@@ -1,4 +1,5 @@
 // RUN: sparse-mla-opt %s | sparse-mla-opt | FileCheck %s
+// RUN: sparse-mla-opt %s --canonicalize | FileCheck %s --check-prefix=FOLD
 // Every op of the tile dialect prints and parses back.
 
 // CHECK-LABEL: tile.kernel @all_ops
@@ -197,4 +198,20 @@ tile.kernel @pair(%n: index, %x: f32) warpgroups(1) cluster(2) {
   tile.write %v, %inbox cta %rank : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>
   tile.mbarrier_arrive %bars[%c0] cta %rank : !tile.smem<1x2xi64>
   tile.write %v, %inbox cta %rank on %bars[%c0] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
+}
+
+// A layout conversion, and one to the layout the tile has, which folds away.
+// CHECK-LABEL: tile.kernel @convert
+// CHECK: tile.convert_layout %{{.*}} : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
+// CHECK: tile.convert_layout %{{.*}} : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
+// FOLD-LABEL: tile.kernel @convert
+// FOLD: %[[M:.*]] = tile.convert_layout
+// FOLD-NOT: tile.convert_layout
+// FOLD: tile.store %[[M]]
+tile.kernel @convert(%out: memref<?x64xf32>, %x: f32) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %b = tile.splat %x : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
+  %m = tile.convert_layout %b : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
+  %same = tile.convert_layout %m : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
+  tile.store %same, %out[%c0, %c0] : !tile.reg<64x64xf32, #tile.mma>, memref<?x64xf32>
 }

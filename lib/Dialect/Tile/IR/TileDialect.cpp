@@ -433,6 +433,32 @@ LogicalResult IotaOp::verify() {
   return success();
 }
 
+LogicalResult ConvertLayoutOp::verify() {
+  auto from = cast<RegTileType>(getSource().getType());
+  auto to = cast<RegTileType>(getType());
+  if (from.getShape() != to.getShape() || from.getElementType() != to.getElementType())
+    return emitOpError("converts a tile to another layout of its shape and element type, not ")
+           << from << " to " << to;
+  return success();
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  return {};
+}
+
+int64_t ConvertLayoutOp::getScratchBytes() {
+  auto from = cast<RegTileType>(getSource().getType());
+  auto to = cast<RegTileType>(getType());
+  if (!from.getLayout() || !to.getLayout() || from.getLayout() == to.getLayout())
+    return 0;
+  int64_t elements = 1;
+  for (int64_t d : from.getShape())
+    elements *= d;
+  return llvm::alignTo(elements * getElementBytes(from.getElementType()), 16);
+}
+
 LogicalResult ScanOp::verify() {
   auto type = cast<RegTileType>(getSource().getType());
   if (type.getRank() != 2)

@@ -204,6 +204,31 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>]> {
+  let summary = "The same register tile in another layout";
+  let description = [{
+    Moves the elements of a register tile to the threads another layout
+    gives them: each warpgroup writes its tile into shared scratch of its
+    own (`tile-allocate-shared` places it), synchronizes, and reads it back
+    in the result's layout; so every thread of the warpgroup must reach the
+    op. It ties no layouts: tile-assign-layouts solves each side on its own,
+    so a value used by ops that want different layouts (the rows a gather
+    reads in one layout and a GEMM's epilogue in another) is computed once
+    and converted. A conversion to the same layout folds away.
+
+    ```mlir
+    %c = tile.convert_layout %rows : !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.blocked<vector = 8, lanes = 8>>>
+                                  -> !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>
+    ```
+  }];
+  let arguments = (ins Tile_RegTile:$source);
+  let results = (outs Tile_RegTile:$result);
+  let assemblyFormat = "$source attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let summary = "Repeats a 1-D tile along a new dimension";
   let description = [{
