@@ -127,28 +127,30 @@ Value sparse_mla::tile::sharedBasePointer(OpBuilder &b, Location loc) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), i64);
 }
 
-/// getSharedByteOffset (Layouts.h) at run time.
+namespace {
+/// sharedByteOffset's arithmetic as i32 IR.
+struct IRArith {
+  using Value = mlir::Value;
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return i32Const(b, loc, v); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
+  Value xori(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+};
+} // namespace
+
 Value sparse_mla::tile::sharedByteOffset(OpBuilder &b, Location loc,
                                          SharedLayoutAttr layout,
                                          unsigned elementBytes, Value row,
                                          Value col) {
-  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
-  Value x = arith::MulIOp::create(b, loc, col, i32Const(b, loc, elementBytes));
-  Value blk = arith::DivUIOp::create(b, loc, x, i32Const(b, loc, width));
-  Value inBlk = arith::RemUIOp::create(b, loc, x, i32Const(b, loc, width));
-  Value off = arith::MulIOp::create(b, loc, blk,
-                                    i32Const(b, loc, layout.getBlockStride()));
-  off = arith::AddIOp::create(
-      b, loc, off,
-      arith::MulIOp::create(b, loc, row, i32Const(b, loc, layout.getPitch())));
-  off = arith::AddIOp::create(b, loc, off, inBlk);
-  if (unsigned s = layout.getSwizzle()) {
-    Value line = arith::ShRUIOp::create(b, loc, off, i32Const(b, loc, 7));
-    Value phase = arith::AndIOp::create(b, loc, line, i32Const(b, loc, s / 16 - 1));
-    Value mask = arith::ShLIOp::create(b, loc, phase, i32Const(b, loc, 4));
-    off = arith::XOrIOp::create(b, loc, off, mask);
-  }
-  return off;
+  IRArith a{b, loc};
+  return sparse_mla::tile::sharedByteOffset(a, layout, elementBytes, row, col);
 }
 
 Value sparse_mla::tile::bytePointer(OpBuilder &b, Location loc, Value base,

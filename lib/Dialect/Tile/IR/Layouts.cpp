@@ -121,18 +121,15 @@ BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,
 int64_t sparse_mla::tile::getSharedLinearOffset(SharedLayoutAttr layout,
                                                 unsigned elementBytes,
                                                 int64_t row, int64_t col) {
-  int64_t x = col * elementBytes;
-  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
-  return (x / width) * layout.getBlockStride() + row * layout.getPitch() + x % width;
+  ConstantArith a;
+  return sharedByteOffset(a, layout, elementBytes, row, col, /*swizzled=*/false);
 }
 
 int64_t sparse_mla::tile::getSharedByteOffset(SharedLayoutAttr layout,
                                               unsigned elementBytes,
                                               int64_t row, int64_t col) {
-  int64_t off = getSharedLinearOffset(layout, elementBytes, row, col);
-  if (unsigned s = layout.getSwizzle())
-    off ^= ((off >> 7) & (s / 16 - 1)) << 4;
-  return off;
+  ConstantArith a;
+  return sharedByteOffset(a, layout, elementBytes, row, col);
 }
 
 SharedLayoutAttr

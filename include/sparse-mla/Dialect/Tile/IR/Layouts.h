@@ -63,15 +63,55 @@ BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
 /// while every access is still a whole line.
 constexpr int64_t kGatherLanes = 8;
 
-/// Byte offset of element (row, col) in a shared tile of `layout` before the
-/// swizzle: blocks of `swizzle` bytes per row (the whole row unswizzled),
-/// `block_stride` apart. wgmma descriptors start at such offsets (the
-/// hardware applies the swizzle).
+/// Byte offset of element (row, col) in a shared tile of `layout`: blocks of
+/// `swizzle` bytes per row (the whole row unswizzled), `block_stride` apart;
+/// with `swizzled`, the 16-byte chunk bits XOR the 128-byte line bits, as
+/// the hardware does (the tile must start at a multiple of `8 * swizzle`
+/// bytes); without, the offset a wgmma descriptor starts at. The one formula,
+/// in any arithmetic `A`: `A::Value` numbers, `c(int64_t)` constants and
+/// mul, div, rem, add, shr, andi, shl, xori on them (int64_t here, IR ops
+/// in the lowering).
+template <typename A>
+typename A::Value sharedByteOffset(A &a, SharedLayoutAttr layout, unsigned elementBytes,
+                                   typename A::Value row, typename A::Value col,
+                                   bool swizzled = true) {
+  // One operation per statement: the IR comes out in a fixed order.
+  int64_t width = layout.getSwizzle() ? layout.getSwizzle() : layout.getPitch();
+  auto x = a.mul(col, a.c(elementBytes));
+  auto block = a.div(x, a.c(width));
+  auto inBlock = a.rem(x, a.c(width));
+  auto off = a.mul(block, a.c(layout.getBlockStride()));
+  auto rowOff = a.mul(row, a.c(layout.getPitch()));
+  off = a.add(off, rowOff);
+  off = a.add(off, inBlock);
+  if (unsigned s = layout.getSwizzle(); s && swizzled) {
+    auto line = a.shr(off, a.c(7));
+    auto phase = a.andi(line, a.c(s / 16 - 1));
+    auto chunks = a.shl(phase, a.c(4));
+    off = a.xori(off, chunks);
+  }
+  return off;
+}
+
+/// Compile-time arithmetic for sharedByteOffset.
+struct ConstantArith {
+  using Value = int64_t;
+  int64_t c(int64_t v) { return v; }
+  int64_t mul(int64_t x, int64_t y) { return x * y; }
+  int64_t div(int64_t x, int64_t y) { return x / y; }
+  int64_t rem(int64_t x, int64_t y) { return x % y; }
+  int64_t add(int64_t x, int64_t y) { return x + y; }
+  int64_t shr(int64_t x, int64_t y) { return x >> y; }
+  int64_t andi(int64_t x, int64_t y) { return x & y; }
+  int64_t shl(int64_t x, int64_t y) { return x << y; }
+  int64_t xori(int64_t x, int64_t y) { return x ^ y; }
+};
+
+/// sharedByteOffset before the swizzle, at compile time.
 int64_t getSharedLinearOffset(SharedLayoutAttr layout, unsigned elementBytes,
                               int64_t row, int64_t col);
 
-/// Byte offset of element (row, col) in a shared tile of `layout`, swizzle
-/// applied. The tile must start at a multiple of `8 * swizzle` bytes.
+/// sharedByteOffset, swizzle applied, at compile time.
 int64_t getSharedByteOffset(SharedLayoutAttr layout, unsigned elementBytes,
                             int64_t row, int64_t col);
 
