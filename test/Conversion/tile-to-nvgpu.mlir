@@ -409,6 +409,16 @@ tile.kernel @uncoalesced_copy(%x: memref<?x64xbf16>) warpgroups(1) {
   %t = tile.async_copy %x[%c0, %c0] into %a : memref<?x64xbf16>, !tile.smem<3x64xbf16>
 }
 // -----
+tile.kernel @async_write_of_2_byte_runs(%x: bf16, %r: index) warpgroups(1) cluster(2) {
+  %c0 = arith.constant 0 : index
+  %v = tile.splat %x : !tile.reg<64x64xbf16, #tile.blocked<vector = 1, lanes = 32>>
+  %t = tile.alloc : !tile.smem<64x64xbf16>
+  %bars = tile.alloc : !tile.smem<1x1xi64>
+  // expected-error @+2 {{failed to legalize}}
+  // expected-error @+1 {{writes asynchronously in runs of 4, 8 or 16 bytes (st.async); '!tile.reg<64x64xbf16, #tile.blocked<vector = 1, lanes = 32>>' gives each thread runs of 2}}
+  tile.write %v, %t cta %r on %bars[%c0] : !tile.reg<64x64xbf16, #tile.blocked<vector = 1, lanes = 32>>, !tile.smem<64x64xbf16>, !tile.smem<1x1xi64>
+}
+// -----
 tile.kernel @atomic_on_replicas(%m: memref<?xi32>) warpgroups(1) {
   %p = tile.iota along 0 : !tile.reg<64xi32>
   // expected-error @+2 {{failed to legalize}}

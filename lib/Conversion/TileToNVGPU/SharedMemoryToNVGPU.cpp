@@ -134,7 +134,8 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
       unsigned runBytes = getThreadElements(type.getLayout(), type.getShape())->vector *
                           getElementBytes(dst.getElementType());
       if (runBytes != 4 && runBytes != 8 && runBytes != 16)
-        return rewriter.notifyMatchFailure(op, "st.async stores runs of 4, 8 or 16 bytes");
+        return op.emitOpError("writes asynchronously in runs of 4, 8 or 16 bytes (st.async); ")
+               << type << " gives each thread runs of " << runBytes;
       Value local = mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getBarIndex());
       Type i32 = rewriter.getI32Type();
       Value bar = LLVM::InlineAsmOp::create(
