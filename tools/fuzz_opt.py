@@ -102,7 +102,8 @@ def mutate(text, rng, corpus):
         words = ["{transpose}", "{transpose_a}", "{transpose_b}", "{per_warpgroup}",
                  "stages(1)", "stages(2)", "stages(4)", "warpgroups(1)", "warpgroups(2)",
                  "warpgroups(4)", "along 0", "along 1", "pad", "bounds", "staging",
-                 "variants([])", "variants([{hw = 16}])", "add", "max", "or", "x", "y"]
+                 "variants([])", "variants([{hw = 16}])", "add", "max", "or", "x", "y",
+                 "cluster(1)", "cluster(2)", "cluster(8)", "cta", "on", "#tile.mma"]
         spots = [m for w in words for m in re.finditer(re.escape(w), text)]
         if spots:
             m = rng.choice(spots)
