@@ -951,3 +951,9 @@ tile.kernel @k() warpgroups(2) {
     tile.barrier warpgroups([0])
   }
 }
+// -----
+tile.kernel @k(%m: memref<?x?xbf16>) warpgroups(1) {
+  %c = arith.constant -1 : index
+  // expected-error @+1 {{'memref.dim' op index -1 is out of range for a memref of rank 2}}
+  %d = memref.dim %m, %c : memref<?x?xbf16>
+}

@@ -3,6 +3,7 @@
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
@@ -356,6 +357,19 @@ llvm::SetVector<StringAttr> KernelOp::getShapeParameters() {
 }
 
 LogicalResult KernelOp::verifyRegions() {
+  // memref.dim's own verifier lets a negative constant index through, and
+  // the upstream folders then read out of bounds: reject it here.
+  WalkResult dims = getBody().walk([&](memref::DimOp dim) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    int64_t rank = cast<ShapedType>(dim.getSource().getType()).getRank();
+    if (index && (*index < 0 || *index >= rank)) {
+      dim.emitOpError("index ") << *index << " is out of range for a memref of rank " << rank;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (dims.wasInterrupted())
+    return failure();
   llvm::SetVector<StringAttr> params = getShapeParameters();
   ArrayAttr variants = getVariantsAttr();
   if (!variants) {
