@@ -2,8 +2,6 @@
 backward (K-major x K-major, MN-major x MN-major, K-major x MN-major), the
 three swizzles (32, 64, 128 bytes) and with A in registers, against float64
 products."""
-import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -13,13 +11,10 @@ from sparse_mla import _runtime
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 # Compiled by tools/build.sh next to the wheel.
-PROBES = Path(os.environ.get("SPARSE_MLA_TEST_KERNELS",
-                             Path(__file__).resolve().parents[2] / "dist" / "test_kernels"))
-
 
 @pytest.mark.parametrize("h", [16, 32, 64])
 @pytest.mark.parametrize("kind", ["s", "dq", "dkv", "rega"])
-def test_gemm_matches_float64(kind, h):
+def test_gemm_matches_float64(kind, h, probes):
     k = torch.randn(64, 576, device="cuda").to(torch.bfloat16)
     q = torch.randn(h, 576, device="cuda").to(torch.bfloat16)
     p = torch.randn(64, h, device="cuda").to(torch.bfloat16)
@@ -29,7 +24,7 @@ def test_gemm_matches_float64(kind, h):
            "rega": p.double() @ q.double()[:, 64:128]}[kind]
     out = torch.full(ref.shape, float("nan"), device="cuda")
     _runtime.launch(f"probe_{kind}_h{h}", [1], [k, q, p, out], 0,
-                    torch.cuda.current_stream().cuda_stream, directory=PROBES)
+                    torch.cuda.current_stream().cuda_stream, directory=probes)
     torch.cuda.synchronize()
     assert torch.isfinite(out).all()
     err = (out.double() - ref).norm() / ref.norm()
