@@ -235,8 +235,6 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
     int64_t colRuns = type.getShape()[1] / (lanes * v);
     int64_t runs = te.offsets.size() / v;
     int64_t width = std::min<int64_t>(lanes, hopper::kWarpThreads), rowWarps = lanes / width;
-    // Placed by tile-allocate-shared (checked before the patterns run).
-    std::optional<int64_t> scratch = cast<ScratchOpInterface>(*op).getScratchOffset();
 
     Type elt = type.getElementType();
     bool add = op.getKind() == ReduceKind::add, isFloat = isa<FloatType>(elt);
@@ -287,11 +285,7 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
                                           i32Const(rewriter, loc, hopper::kWarpThreads));
       Value lane = arith::RemUIOp::create(rewriter, loc, tid,
                                           i32Const(rewriter, loc, hopper::kWarpThreads));
-      Value region = arith::AddIOp::create(
-          rewriter, loc, i32Const(rewriter, loc, *scratch),
-          arith::MulIOp::create(rewriter, loc, warpgroupIndex(rewriter, loc),
-                                i32Const(rewriter, loc, op.getScratchBytes())));
-      Value base = bytePointer(rewriter, loc, sharedBasePointer(rewriter, loc), region);
+      Value base = warpgroupScratch(rewriter, loc, cast<ScratchOpInterface>(*op));
       auto slot = [&](OpBuilder &b, int64_t r, Value w) {
         Value i = arith::AddIOp::create(b, loc, i32Const(b, loc, 4 * r), w);
         return LLVM::GEPOp::create(b, loc, base.getType(), elt, base, ValueRange{i});

@@ -87,12 +87,7 @@ struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
       rewriter.replaceOp(op, adaptor.getSource());
       return success();
     }
-    // Placed by tile-allocate-shared (checked before the patterns run).
-    Value region = arith::AddIOp::create(
-        rewriter, loc, i32Const(rewriter, loc, *op.getScratchOffset()),
-        arith::MulIOp::create(rewriter, loc, warpgroupIndex(rewriter, loc),
-                              i32Const(rewriter, loc, bytes)));
-    Value base = bytePointer(rewriter, loc, sharedBasePointer(rewriter, loc), region);
+    Value base = warpgroupScratch(rewriter, loc, op);
     SmallVector<int64_t> shape(from.getShape());
     if (shape.size() == 1)
       shape.insert(shape.begin(), 1);

@@ -256,6 +256,13 @@ Value sparse_mla::tile::mbarrierAddress(OpBuilder &b, Location loc, Value bars, 
   return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
 }
 
+Value sparse_mla::tile::warpgroupScratch(OpBuilder &b, Location loc, ScratchOpInterface op) {
+  Value region = arith::AddIOp::create(
+      b, loc, i32Const(b, loc, *op.getScratchOffset()),
+      arith::MulIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, op.getScratchBytes())));
+  return bytePointer(b, loc, sharedBasePointer(b, loc), region);
+}
+
 bool sparse_mla::tile::inClusterKernel(Operation *op) {
   auto func = op->getParentOfType<gpu::GPUFuncOp>();
   return func && func->hasAttr(NVVM::NVVMDialect::getClusterDimAttrName());

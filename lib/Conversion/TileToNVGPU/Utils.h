@@ -111,6 +111,10 @@ void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
 mlir::Value mbarrierAddress(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bars,
                             mlir::Value index);
 
+/// The calling warpgroup's region of `op`'s shared scratch (placed by
+/// tile-allocate-shared: offset + warpgroup x bytes), as !llvm.ptr<3>.
+mlir::Value warpgroupScratch(mlir::OpBuilder &b, mlir::Location loc, ScratchOpInterface op);
+
 /// Whether `op` is in a kernel launched in clusters (its gpu.func carries
 /// nvvm.cluster_dim).
 bool inClusterKernel(mlir::Operation *op);
