@@ -4,6 +4,7 @@
 # `python3 -m sparse_mla.bench` run at the given shapes; the markdown tables
 # go to stdout. Ratios between builds are only meaningful within one run.
 # usage: SHAPES=4096x64,16384x16 tools/gpu_ab.sh NAME=WHEEL [NAME=WHEEL ...]
+# (BENCH_ARGS: more options of sparse_mla.bench, e.g. "--d-tail 0")
 set -u
 shapes=${SHAPES:-4096x64,16384x64,4096x16,16384x16}
 for arg in "$@"; do
@@ -14,7 +15,7 @@ for arg in "$@"; do
   python3 -m pip install -q --no-index --no-deps --force-reinstall "$dir"/*.whl >/dev/null 2>&1 \
     || { echo "== $name: install failed"; continue; }
   (cd /tmp && PYTHONUNBUFFERED=1 python3 -m sparse_mla.bench --shapes "$shapes" --patterns random \
-    --out "$dir/bench" > "$dir/bench.log" 2>&1)
+    ${BENCH_ARGS:-} --out "$dir/bench" > "$dir/bench.log" 2>&1)
   echo "== $name ($wheel)"
   grep -E '^\| ' "$dir/bench/bench.md" 2>/dev/null || tail -20 "$dir/bench.log"
 done

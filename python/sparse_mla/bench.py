@@ -3,7 +3,7 @@
     python3 -m sparse_mla.bench [--shapes 4096x16,4096x64] [--patterns random,correlated]
                                 [--out DIR] [--reference]
 
-B=1, G=1, D=512, D_tail=64, S=Skv, topk=2048, o and lse from a real (fp32)
+B=1, G=1, D=512, D_tail=64 (--d-tail), S=Skv, topk=2048, o and lse from a real (fp32)
 forward, in one process on the same inputs:
   sparse_mla      this package, with token tiles where they apply
   sparse_mla_t1   token_tile=1, the per-token kernel (only where tiles apply)
@@ -34,11 +34,10 @@ from pathlib import Path
 import torch
 
 D, D_TAIL = 512, 64
-DQK = D + D_TAIL
 
 
-def flops(s, h, topk):
-    return 2 * s * h * topk * (3 * DQK + 2 * D)
+def flops(s, h, topk, d_tail=D_TAIL):
+    return 2 * s * h * topk * (3 * (D + d_tail) + 2 * D)
 
 
 def correlated_indices(s, topk, generator, device="cuda"):
@@ -65,11 +64,11 @@ def correlated_indices(s, topk, generator, device="cuda"):
     return idx.to(device)
 
 
-def make_inputs(s, h, topk, pattern, seed=1):
+def make_inputs(s, h, topk, pattern, seed=1, d_tail=D_TAIL):
     from .reference import causal_indices, sparse_mla_fwd_reference
     gen = torch.Generator(device="cuda").manual_seed(seed)
-    q = torch.randn(s, h, DQK, device="cuda", generator=gen).bfloat16()
-    kv = torch.randn(s, 1, DQK, device="cuda", generator=gen).bfloat16()
+    q = torch.randn(s, h, D + d_tail, device="cuda", generator=gen).bfloat16()
+    kv = torch.randn(s, 1, D + d_tail, device="cuda", generator=gen).bfloat16()
     do = torch.randn(s, h, D, device="cuda", generator=gen).bfloat16()
     if pattern == "random":
         idx = causal_indices(1, s, 1, topk, generator=gen)[0]
@@ -95,7 +94,7 @@ def peers(with_reference):
             sink = torch.full((q.shape[1],), float("-inf"), device="cuda")
             r = sparse_attention_backward_wrapper(q, kv[:, 0].contiguous(), o, do,
                                                   lse.contiguous(), sink, idx[:, 0],
-                                                  softmax_scale=DQK ** -0.5)
+                                                  softmax_scale=q.shape[-1] ** -0.5)
             return r["dq"], r["dkv"].view(kv.shape)
         found["cudnn_fe_sm90"] = cudnn
     except ImportError:
@@ -133,7 +132,7 @@ def warm_up(seconds=1.0):
         torch.cuda.synchronize()
 
 
-def measure(shapes, patterns, topk, reps, with_reference):
+def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL):
     import sparse_mla
     rows = []
     kernels = peers(with_reference)
@@ -141,16 +140,17 @@ def measure(shapes, patterns, topk, reps, with_reference):
     warm_up()
     for pattern in patterns:
         for s, h in shapes:
-            args = make_inputs(s, h, topk, pattern)
+            args = make_inputs(s, h, topk, pattern, d_tail=d_tail)
             tiles = sparse_mla.bwd.tile_tokens(h, s, s, topk)
             for name, fn in kernels.items():
                 if name == "sparse_mla_t1" and tiles == 1:
                     continue  # the same call as sparse_mla
-                row = dict(kind="time", peer=name, S=s, H=h, topk=topk, pattern=pattern)
+                row = dict(kind="time", peer=name, S=s, H=h, topk=topk, pattern=pattern,
+                           d_tail=d_tail)
                 t0 = time.time()
                 try:
                     med, low = time_it(fn, args, 3 if name == "reference" else reps)
-                    row.update(ms=med, ms_min=low, tflops=flops(s, h, topk) / med / 1e9,
+                    row.update(ms=med, ms_min=low, tflops=flops(s, h, topk, d_tail) / med / 1e9,
                                wall_s=round(time.time() - t0, 1))
                     if name.startswith("sparse_mla"):
                         row["tile_tokens"] = 1 if name == "sparse_mla_t1" else tiles
@@ -171,8 +171,9 @@ def source(run):
 def table(run):
     """The markdown of a run: per pattern, ours against the others."""
     topk = run.get("topk") or run["rows"][0]["topk"]
+    d_tail = run.get("d_tail", D_TAIL)
     out = [f"# Sparse-MLA backward, {run['device']}, {run['date']}, {source(run)}\n",
-           f"`{run['command']}` (DESIGN.md section 6, topk {topk}; medians in ms; "
+           f"`{run['command']}` (DESIGN.md section 6, topk {topk}, D_tail {d_tail}; medians in ms; "
            "`T` is the token tile sparse_mla chose; `per token` is token_tile=1, timed "
            "where T > 1; ratios are within this run).\n"]
     timed = [r for r in run["rows"] if "ms" in r]
@@ -257,6 +258,8 @@ def main(argv=None):
     ap.add_argument("--patterns", default="random,correlated")
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--d-tail", type=int, default=D_TAIL, choices=(0, D_TAIL),
+                    help="columns of q and kv past D (the rope part): 64, or 0")
     ap.add_argument("--reference", action="store_true", help="also time the PyTorch reference")
     ap.add_argument("--out", default=".", help="folder for bench.json, bench.md, bench.png")
     ap.add_argument("--render", nargs="+", metavar="RUN.json",
@@ -278,9 +281,9 @@ def main(argv=None):
     patterns = a.patterns.split(",")
     if not set(patterns) <= {"random", "correlated"}:
         ap.error(f"--patterns must be random and/or correlated, got {a.patterns!r}")
-    rows = measure(shapes, patterns, a.topk, a.reps, a.reference)
+    rows = measure(shapes, patterns, a.topk, a.reps, a.reference, a.d_tail)
     run = dict(date=datetime.date.today().isoformat(), version=sparse_mla.__version__,
-               device=torch.cuda.get_device_name(), topk=a.topk,
+               device=torch.cuda.get_device_name(), topk=a.topk, d_tail=a.d_tail,
                command="python3 -m sparse_mla.bench " + " ".join(argv or sys.argv[1:]),
                protocol="DESIGN.md section 6", rows=rows)
     write(run, Path(a.out))

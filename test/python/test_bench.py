@@ -49,3 +49,9 @@ def test_render_writes_json_table_and_plot(tmp_path):
     assert (tmp_path / "out" / "bench.md").read_text().count("| 16 | 4 |") == 2
     pytest.importorskip("matplotlib")
     assert (tmp_path / "out" / "bench.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_flops_and_table_follow_the_rope_tail():
+    assert bench.flops(4096, 64, 2048, d_tail=0) < bench.flops(4096, 64, 2048)
+    assert "D_tail 0;" in bench.table(dict(run([row("sparse_mla", 4096, 64, 9.0)]), d_tail=0))
+    assert "D_tail 64;" in bench.table(run([row("sparse_mla", 4096, 64, 9.0)]))

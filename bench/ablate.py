@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Builds wheels of the backward with parts of its work taken out, to time
+what each part costs inside the whole kernel (tools/gpu_ab.sh runs them side
+by side with the shipped wheel). The outputs of an ablated kernel are wrong:
+these wheels are for timing only.
+
+  python3 bench/ablate.py [NAME ...]     (after tools/build.sh)
+
+Each NAME's wheel goes to dist-ablate/NAME/. The ablations:
+  no-dkv-traffic  warpgroup 1's dKV reductions are all predicated off (their
+                  rows are -1 behind a flag the compiler cannot see through):
+                  every instruction stays, no byte reaches L2
+  no-dkv          warpgroup 1 computes no dKV: no products, no reductions
+  no-gather       every kv row of the gather is -1: cp.async zero-fills
+                  shared memory and reads nothing
+"""
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = ROOT / "kernels" / "sparse_mla_bwd.mlir"
+
+# A flag that is false at run time (causal is 0 or 1) but opaque to the
+# compiler, so that the ops it guards stay in the kernel.
+NEVER = """  %never_flag = arith.constant 12345 : i32
+  %never = arith.cmpi eq, %causal, %never_flag : i32
+"""
+
+
+def _off(rows, name):
+    return (f"      %{name} = tile.map %{rows} : !slots -> !slots {{\n"
+            f"      ^bb0(%r: i32):\n"
+            f"        %x = arith.select %never, %r, %none : i32\n"
+            f"        tile.yield %x : i32\n"
+            f"      }}\n")
+
+
+def no_dkv_traffic(text):
+    anchor = "        %ds_q = tile.gemm"
+    text = _replace(text, anchor, _off("rows", "rows_off") + anchor)
+    text = _replace(text, "%dkv[%rows, %c0]", "%dkv[%rows_off, %c0]", count=2)
+    return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
+                    "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
+
+
+def no_dkv(text):
+    start = text.index("        // dKV rows += dS^T Q")
+    end = text.index("        tile.mbarrier_arrive %bars[%pds_free]")
+    return text[:start] + text[end:]
+
+
+def no_gather(text):
+    anchor = "        %gathered = tile.gather_rows %kv[%rows, %c0]"
+    text = _replace(text, anchor, _off("rows", "rows_off").replace("      ", "        ", 1)
+                    + anchor.replace("%rows,", "%rows_off,"))
+    return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
+                    "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
+
+
+ABLATIONS = {"no-dkv-traffic": no_dkv_traffic, "no-dkv": no_dkv, "no-gather": no_gather}
+
+
+def _replace(text, old, new, count=1):
+    if text.count(old) != count:
+        sys.exit(f"ablate.py: expected {count} of {old!r} in {KERNEL.name}: the kernel changed")
+    return text.replace(old, new)
+
+
+def build(name):
+    text = ABLATIONS[name](KERNEL.read_text())
+    out = ROOT / "dist-ablate" / name
+    shutil.rmtree(out, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = Path(tmp) / "sparse_mla"
+        shutil.copytree(ROOT / "bundle" / "sparse_mla", bundle)
+        src = Path(tmp) / "sparse_mla_bwd.mlir"
+        src.write_text(text)
+        subprocess.run([str(ROOT / "build" / "bin" / "sparse-mla-opt"), str(src),
+                        f"--sparse-mla-to-ptx=output={bundle}/kernels/sparse_mla_bwd",
+                        "-o", "/dev/null"], check=True)
+        subprocess.run([sys.executable, str(ROOT / "tools" / "build_wheel.py"), str(bundle),
+                        str(out), f"ablate-{name}"], check=True)
+
+
+if __name__ == "__main__":
+    names = sys.argv[1:] or list(ABLATIONS)
+    for n in names:
+        if n not in ABLATIONS:
+            sys.exit(f"ablate.py: unknown ablation {n!r} (known: {', '.join(ABLATIONS)})")
+        build(n)
