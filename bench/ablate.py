@@ -30,17 +30,19 @@ NEVER = """  %never_flag = arith.constant 12345 : i32
 """
 
 
-def _off(rows, name):
-    return (f"      %{name} = tile.map %{rows} : !slots -> !slots {{\n"
-            f"      ^bb0(%r: i32):\n"
-            f"        %x = arith.select %never, %r, %none : i32\n"
-            f"        tile.yield %x : i32\n"
-            f"      }}\n")
+def _off(rows, name, indent):
+    """`name`: the row indices `rows`, all -1 at run time."""
+    pad = " " * indent
+    return (f"{pad}%{name} = tile.map %{rows} : !slots -> !slots {{\n"
+            f"{pad}^bb0(%r: i32):\n"
+            f"{pad}  %x = arith.select %never, %r, %none : i32\n"
+            f"{pad}  tile.yield %x : i32\n"
+            f"{pad}}}\n")
 
 
 def no_dkv_traffic(text):
     anchor = "        %ds_q = tile.gemm"
-    text = _replace(text, anchor, _off("rows", "rows_off") + anchor)
+    text = _replace(text, anchor, _off("rows", "rows_off", 8) + anchor)
     text = _replace(text, "%dkv[%rows, %c0]", "%dkv[%rows_off, %c0]", count=2)
     return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
                     "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
@@ -54,8 +56,7 @@ def no_dkv(text):
 
 def no_gather(text):
     anchor = "        %gathered = tile.gather_rows %kv[%rows, %c0]"
-    text = _replace(text, anchor, _off("rows", "rows_off").replace("      ", "        ", 1)
-                    + anchor.replace("%rows,", "%rows_off,"))
+    text = _replace(text, anchor, _off("rows", "rows_off", 8) + anchor.replace("%rows,", "%rows_off,"))
     return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
                     "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
 
