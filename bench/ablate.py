@@ -23,29 +23,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = ROOT / "kernels" / "sparse_mla_bwd.mlir"
 
-# A flag that is false at run time (causal is 0 or 1) but opaque to the
-# compiler, so that the ops it guards stay in the kernel.
-NEVER = """  %never_flag = arith.constant 12345 : i32
-  %never = arith.cmpi eq, %causal, %never_flag : i32
-"""
 
-
-def _off(rows, name, indent):
-    """`name`: the row indices `rows`, all -1 at run time."""
-    pad = " " * indent
-    return (f"{pad}%{name} = tile.map %{rows} : !slots -> !slots {{\n"
-            f"{pad}^bb0(%r: i32):\n"
-            f"{pad}  %x = arith.select %never, %r, %none : i32\n"
-            f"{pad}  tile.yield %x : i32\n"
-            f"{pad}}}\n")
+def _rows_off(text, anchor):
+    """`text` with `%rows_off`, the block's row indices all -1 at run time
+    behind a flag the compiler cannot see through (causal is 0 or 1, never
+    12345), defined just before `anchor`, so the ops that take it stay."""
+    text = _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
+                    "  %zero_i32 = arith.constant 0 : i32\n"
+                    "  %never_flag = arith.constant 12345 : i32\n"
+                    "  %never = arith.cmpi eq, %causal, %never_flag : i32\n")
+    return _replace(text, anchor,
+                    "        %rows_off = tile.map %rows : !slots -> !slots {\n"
+                    "        ^bb0(%r: i32):\n"
+                    "          %x = arith.select %never, %r, %none : i32\n"
+                    "          tile.yield %x : i32\n"
+                    "        }\n" + anchor)
 
 
 def no_dkv_traffic(text):
-    anchor = "        %ds_q = tile.gemm"
-    text = _replace(text, anchor, _off("rows", "rows_off", 8) + anchor)
-    text = _replace(text, "%dkv[%rows, %c0]", "%dkv[%rows_off, %c0]", count=2)
-    return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
-                    "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
+    text = _rows_off(text, "        %ds_q = tile.gemm")
+    return _replace(text, "%dkv[%rows, %c0]", "%dkv[%rows_off, %c0]", count=2)
 
 
 def no_dkv(text):
@@ -55,10 +52,8 @@ def no_dkv(text):
 
 
 def no_gather(text):
-    anchor = "        %gathered = tile.gather_rows %kv[%rows, %c0]"
-    text = _replace(text, anchor, _off("rows", "rows_off", 8) + anchor.replace("%rows,", "%rows_off,"))
-    return _replace(text, "  %zero_i32 = arith.constant 0 : i32\n",
-                    "  %zero_i32 = arith.constant 0 : i32\n" + NEVER)
+    text = _rows_off(text, "        %gathered = tile.gather_rows")
+    return _replace(text, "tile.gather_rows %kv[%rows, %c0]", "tile.gather_rows %kv[%rows_off, %c0]")
 
 
 ABLATIONS = {"no-dkv-traffic": no_dkv_traffic, "no-dkv": no_dkv, "no-gather": no_gather}
