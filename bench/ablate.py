@@ -13,6 +13,8 @@ Each NAME's wheel goes to dist-ablate/NAME/. The ablations:
   no-dkv          warpgroup 1 computes no dKV: no products, no reductions
   no-gather       every kv row of the gather is -1: cp.async zero-fills
                   shared memory and reads nothing
+  no-overlap      the kernel as shipped, compiled without tile-split-d's
+                  overlapped dKV pieces (split-d-overlap=0): outputs exact
 """
 import shutil
 import subprocess
@@ -56,7 +58,10 @@ def no_gather(text):
     return _replace(text, "tile.gather_rows %kv[%rows, %c0]", "tile.gather_rows %kv[%rows_off, %c0]")
 
 
-ABLATIONS = {"no-dkv-traffic": no_dkv_traffic, "no-dkv": no_dkv, "no-gather": no_gather}
+# name -> (kernel text -> ablated text, options of sparse-mla-to-ptx)
+ABLATIONS = {"no-dkv-traffic": (no_dkv_traffic, ""), "no-dkv": (no_dkv, ""),
+             "no-gather": (no_gather, ""),
+             "no-overlap": (lambda text: text, " split-d-overlap=0")}
 
 
 def _replace(text, old, new, count=1):
@@ -66,7 +71,8 @@ def _replace(text, old, new, count=1):
 
 
 def build(name):
-    text = ABLATIONS[name](KERNEL.read_text())
+    transform, options = ABLATIONS[name]
+    text = transform(KERNEL.read_text())
     out = ROOT / "dist-ablate" / name
     shutil.rmtree(out, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,7 +81,7 @@ def build(name):
         src = Path(tmp) / "sparse_mla_bwd.mlir"
         src.write_text(text)
         subprocess.run([str(ROOT / "build" / "bin" / "sparse-mla-opt"), str(src),
-                        f"--sparse-mla-to-ptx=output={bundle}/kernels/sparse_mla_bwd",
+                        f"--sparse-mla-to-ptx=output={bundle}/kernels/sparse_mla_bwd{options}",
                         "-o", "/dev/null"], check=True)
         subprocess.run([sys.executable, str(ROOT / "tools" / "build_wheel.py"), str(bundle),
                         str(out), f"ablate-{name}"], check=True)

@@ -26,7 +26,9 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
-  pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass());
+  tile::TileSplitDPassOptions splitD;
+  splitD.overlap = options.splitDOverlap;
+  pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass(splitD));
   // tile-stage-scatters (TMA bulk reductions through shared memory) is left
   // out: in the warp-specialized backward it made the dKV warpgroup 2x
   // slower than red.v4 from registers (bench/NOTES.md).

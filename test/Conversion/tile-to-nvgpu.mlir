@@ -196,6 +196,37 @@ tile.kernel @gemm_async(%out: memref<?x?xf32>) warpgroups(1) {
   tile.store %t2, %out[%c64, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
 }
 
+// An asynchronous product that accumulates into the one before joins its
+// group: one fence, one commit for both, and the wait leaves the next
+// product's group running.
+// CHECK-LABEL: gpu.func @gemm_async_joined
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: llvm.store
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+tile.kernel @gemm_async_joined(%out: memref<?x?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %a = tile.alloc : !tile.smem<64x32xbf16>
+  %b = tile.alloc : !tile.smem<32x32xbf16>
+  %acc = tile.splat %zero : !tile.reg<64x32xf32>
+  %s = tile.gemm %a, %b, %acc {async} : !tile.smem<64x32xbf16>, !tile.smem<32x32xbf16>, !tile.reg<64x32xf32>
+  %s1 = tile.gemm %a, %b, %s {async} : !tile.smem<64x32xbf16>, !tile.smem<32x32xbf16>, !tile.reg<64x32xf32>
+  %t = tile.gemm %a, %b, %acc {async} : !tile.smem<64x32xbf16>, !tile.smem<32x32xbf16>, !tile.reg<64x32xf32>
+  %s2 = tile.gemm_wait %s1 {pending = 1} : !tile.reg<64x32xf32>
+  tile.store %s2, %out[%c0, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
+  %t2 = tile.gemm_wait %t {pending = 0} : !tile.reg<64x32xf32>
+  tile.store %t2, %out[%c64, %c0] : !tile.reg<64x32xf32>, memref<?x?xf32>
+}
+
 // N above 256 is cut into wgmma pieces of at most 256 columns: 384 = 256 +
 // 128, each a chain over K (two k16 steps).
 // CHECK-LABEL: gpu.func @gemm_wide

@@ -24,6 +24,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx83")};
+  Option<bool> splitDOverlap{*this, "split-d-overlap",
+                             llvm::cl::desc("tile-split-d's `overlap`: issue "
+                                            "each dKV piece before the previous "
+                                            "one is scattered, where it fits"),
+                             llvm::cl::init(true)};
 };
 
 /// tile kernels -> layouts, pipelining, shared memory -> gpu/NVVM -> PTX.

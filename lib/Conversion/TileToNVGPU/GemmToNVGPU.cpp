@@ -237,17 +237,27 @@ struct GemmWaitLowering : public OpConversionPattern<GemmWaitOp> {
 
 void sparse_mla::tile::groupAdjacentGemms(Operation *root) {
   root->walk([](GemmOp gemm) {
-    // An asynchronous product is a group of its own.
-    if (gemm.getAsync())
+    auto unit = UnitAttr::get(gemm.getContext());
+    // An asynchronous product is a group of its own, which the next one
+    // may join (tile.gemm); that one commits the group, and a fence before
+    // it is needed only if other ops run in between.
+    if (gemm.getAsync()) {
+      for (Operation *user : gemm->getUsers())
+        if (auto next = dyn_cast<GemmOp>(user); next && next.getJoinedGroup() == gemm) {
+          gemm->setAttr(kGroupNotLast, unit);
+          if (gemm->getNextNode() == next)
+            next->setAttr(kGroupNotFirst, unit);
+        }
       return;
+    }
     // Only pure ops that make no register tiles (slices, index math) may
     // sit between two GEMMs of a group.
     for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode()) {
       if (auto second = dyn_cast<GemmOp>(next)) {
         if (second.getAsync())
           return;
-        gemm->setAttr(kGroupNotLast, UnitAttr::get(gemm.getContext()));
-        second->setAttr(kGroupNotFirst, UnitAttr::get(gemm.getContext()));
+        gemm->setAttr(kGroupNotLast, unit);
+        second->setAttr(kGroupNotFirst, unit);
         return;
       }
       bool makesTiles = llvm::any_of(next->getResultTypes(),

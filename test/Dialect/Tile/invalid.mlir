@@ -914,6 +914,32 @@ func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
   return
 }
 // -----
+// A product that joins the group of the one it accumulates into starts no
+// group: after s and the joined pair (t, u), one group is younger than s.
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  %s = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %t = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %u = tile.gemm %a, %a, %t {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  // expected-error @+1 {{leaves 2 groups running, but only 1 were issued after a product it waits for}}
+  %w = tile.gemm_wait %s {pending = 2} : !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  // expected-error @+1 {{result of an asynchronous product that the next one accumulates into has another reader}}
+  %t = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %u = tile.gemm %a, %a, %t {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  %w:2 = tile.gemm_wait %t, %u {pending = 0} : !tile.reg<64x64xf32>, !tile.reg<64x64xf32>
+  return
+}
+// -----
+func.func @f(%a: !tile.smem<64x64xbf16>, %acc: !tile.reg<64x64xf32>) {
+  %t = tile.gemm %a, %a, %acc {async} : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  // expected-error @+1 {{accumulates into an asynchronous product: give it `async` too, or wait for the product first}}
+  %u = tile.gemm %a, %a, %t : !tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>, !tile.reg<64x64xf32>
+  return
+}
+// -----
 func.func @f(%a: !tile.reg<64x16xbf16, #tile.blocked<vector = 8, lanes = 2>>, %b: !tile.smem<16x64xbf16>, %acc: !tile.reg<64x64xf32>) {
   // expected-error @+1 {{a register operand must have the #tile.mma layout}}
   %r = tile.gemm %a, %b, %acc : !tile.reg<64x16xbf16, #tile.blocked<vector = 8, lanes = 2>>, !tile.smem<16x64xbf16>, !tile.reg<64x64xf32>

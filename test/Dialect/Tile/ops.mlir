@@ -41,12 +41,14 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   %acc = tile.gemm %k, %k, %z {transpose_b} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
   // CHECK: %[[PROD:.*]] = tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {async, transpose_b}
   // CHECK: %[[PROD2:.*]] = tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {async, transpose_b}
+  // CHECK: %[[JOIN:.*]] = tile.gemm %{{.*}}, %{{.*}}, %[[PROD2]] {async, transpose_b}
   // CHECK: tile.gemm_wait %[[PROD]] {pending = 1 : i64} : !tile.reg<64x64xf32, #tile.mma>
-  // CHECK: tile.gemm_wait %[[PROD2]] {pending = 0 : i64} : !tile.reg<64x64xf32, #tile.mma>
+  // CHECK: tile.gemm_wait %[[JOIN]] {pending = 0 : i64} : !tile.reg<64x64xf32, #tile.mma>
   %run = tile.gemm %k, %k, %z {transpose_b, async} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
   %run2 = tile.gemm %k, %k, %z {transpose_b, async} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
+  %joined = tile.gemm %k, %k, %run2 {transpose_b, async} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
   %done = tile.gemm_wait %run {pending = 1} : !tile.reg<64x64xf32, #tile.mma>
-  %done2 = tile.gemm_wait %run2 {pending = 0} : !tile.reg<64x64xf32, #tile.mma>
+  %done2 = tile.gemm_wait %joined {pending = 0} : !tile.reg<64x64xf32, #tile.mma>
   // CHECK: tile.map
   %e = tile.map %acc : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma> {
   ^bb0(%x: f32):

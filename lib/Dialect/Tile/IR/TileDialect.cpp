@@ -895,6 +895,13 @@ LogicalResult AnyOp::verify() {
 // GemmOp
 //===----------------------------------------------------------------------===//
 
+GemmOp GemmOp::getJoinedGroup() {
+  auto prior = getAcc().getDefiningOp<GemmOp>();
+  if (!getAsync() || !prior || !prior.getAsync() || prior->getBlock() != (*this)->getBlock())
+    return {};
+  return prior;
+}
+
 LogicalResult GemmOp::verify() {
   auto aShape = cast<ShapedType>(getA().getType());
   auto bType = cast<SmemTileType>(getB().getType());
@@ -929,12 +936,32 @@ LogicalResult GemmOp::verify() {
     return emitOpError("K (") << ka.size << ") must be a multiple of " << hopper::kWgmmaK;
   if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
     return emitOpError("accumulator must have the #tile.mma layout");
-  if (getAsync())
-    for (Operation *user : getResult().getUsers())
-      if (!isa<GemmWaitOp>(user))
-        return emitOpError("result of an asynchronous product is read before a "
-                           "tile.gemm_wait: ")
-               << user->getName();
+  if (getAsync()) {
+    // The result is read through tile.gemm_wait, or accumulated into by the
+    // next asynchronous product, which then joins its group and is its only
+    // reader.
+    Value result = getResult();
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      auto next = dyn_cast<GemmOp>(user);
+      // A synchronous product reports that it accumulates into this one.
+      if (isa<GemmWaitOp>(user) || (next && !next.getAsync() && next.getAcc() == result))
+        continue;
+      if (next && next.getJoinedGroup() == *this) {
+        if (!result.hasOneUse())
+          return emitOpError("result of an asynchronous product that the next "
+                             "one accumulates into has another reader");
+        continue;
+      }
+      return emitOpError("result of an asynchronous product is read before a "
+                         "tile.gemm_wait: ")
+             << user->getName();
+    }
+  }
+  if (GemmOp prior = getAcc().getDefiningOp<GemmOp>();
+      prior && prior.getAsync() && !getAsync())
+    return emitOpError("accumulates into an asynchronous product: give it `async` "
+                       "too, or wait for the product first");
   return success();
 }
 
@@ -1046,15 +1073,30 @@ std::pair<int64_t, int64_t> WarpSpecializeOp::getPartitionWarpgroups(unsigned r)
   return {first, (*sizes)[r]};
 }
 
+/// The tile.warp_specialize around `op` and the number of its partition
+/// that runs `op`, if any.
+static std::optional<std::pair<WarpSpecializeOp, unsigned>> partitionOf(Operation *op) {
+  auto partitions = op->getParentOfType<WarpSpecializeOp>();
+  if (!partitions)
+    return std::nullopt;
+  Region *region = op->getParentRegion();
+  while (region->getParentOp() != partitions.getOperation())
+    region = region->getParentOp()->getParentRegion();
+  return std::make_pair(partitions, region->getRegionNumber());
+}
+
 std::pair<int64_t, int64_t> sparse_mla::tile::getRunningWarpgroups(Operation *op) {
-  if (auto partitions = op->getParentOfType<WarpSpecializeOp>()) {
-    Region *region = op->getParentRegion();
-    while (region->getParentOp() != partitions.getOperation())
-      region = region->getParentOp()->getParentRegion();
-    return partitions.getPartitionWarpgroups(region->getRegionNumber());
-  }
+  if (auto partition = partitionOf(op))
+    return partition->first.getPartitionWarpgroups(partition->second);
   auto kernel = op->getParentOfType<KernelOp>();
   return {0, kernel ? kernel.getWarpgroups() : 1};
+}
+
+int64_t sparse_mla::tile::getRegisterBudget(Operation *op) {
+  int64_t budget = hopper::kMaxRegistersPerThread;
+  if (auto partition = partitionOf(op))
+    budget = std::min(budget, partition->first.getRegisters()[partition->second]);
+  return budget;
 }
 
 LogicalResult WarpSpecializeOp::verify() {
@@ -1134,10 +1176,11 @@ LogicalResult GemmWaitOp::verify() {
       return emitOpError("waits for the results of tile.gemm {async} only");
     // Groups complete in order: at most the younger groups of this block may
     // still run (a product from another block: none).
+    // A product that joins the group of the one before starts none.
     int64_t younger = 0;
     if (gemm->getBlock() == (*this)->getBlock())
       for (Operation *op = gemm->getNextNode(); op && op != getOperation(); op = op->getNextNode())
-        if (auto g = dyn_cast<GemmOp>(op); g && g.getAsync())
+        if (auto g = dyn_cast<GemmOp>(op); g && g.getAsync() && !g.getJoinedGroup())
           ++younger;
     if (getPending() > younger)
       return emitOpError("leaves ") << getPending() << " groups running, but only " << younger

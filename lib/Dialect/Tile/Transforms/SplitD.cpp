@@ -6,12 +6,18 @@
 // warpgroup c mod W from the same A and a column slice of B. Chains of one
 // block that scatter into the same destination, rows and column are summed
 // piece by piece before a single scatter (those after the first must start
-// from +0.0), so every destination element is reduced once.
+// from +0.0), so every destination element is reduced once. Where one
+// warpgroup runs the chains and two pieces fit its registers beside the
+// tiles live there, the pieces are straight-line code instead, each issued
+// asynchronously before the previous one is waited for and scattered.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 
+#include "sparse-mla/Target/Hopper.h"
+
+#include "mlir/Analysis/Liveness.h"
 #include "mlir/IR/Matchers.h"
 
 namespace sparse_mla::tile {
@@ -66,6 +72,19 @@ static std::optional<Chain> chainOf(ScatterAddRowsOp scatter) {
   return chain;
 }
 
+/// Registers per thread of a warpgroup's register tile (an estimate before
+/// layouts: its bits spread over the warpgroup's threads).
+static int64_t tileRegisters(RegTileType type) {
+  int64_t bits = type.getNumElements() * type.getElementType().getIntOrFloatBitWidth();
+  return llvm::divideCeil(bits, 32 * hopper::kWarpgroupThreads);
+}
+
+/// Registers a warpgroup needs beside its register tiles while it scatters
+/// a piece: addresses, rows, the lane trade of an interleaved scatter. From
+/// ptxas on the backward's dKV warpgroup: two 64-column pieces beside 161
+/// registers of tiles spill 184 bytes (255 budget), beside 145 none.
+constexpr int64_t kScatterRegisters = 40;
+
 static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
          a.scatter.getRows() == b.scatter.getRows() &&
@@ -111,6 +130,10 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
       if (!open.empty())
         groups.push_back(std::move(open));
     });
+    // The groups to cut and whether their pieces overlap, decided on the
+    // kernel as written (before any group is rewritten).
+    Liveness liveness(kernel);
+    SmallVector<std::pair<MutableArrayRef<Chain>, bool>> cuts;
     for (auto &group : groups) {
       int64_t widest = 0;
       bool divisible = true;
@@ -132,8 +155,101 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
             << kInterleaveColumns << " columns, not " << static_cast<int64_t>(chunk);
         return signalPassFailure();
       }
-      split(group);
+      cuts.push_back({group, overlap && overlapFits(group, liveness)});
     }
+    for (auto [group, overlapped] : cuts) {
+      if (overlapped)
+        splitOverlapped(group);
+      else
+        split(group);
+    }
+  }
+
+  /// Pieces of `group`: those of its widest chain.
+  int64_t pieceCount(MutableArrayRef<Chain> group) {
+    int64_t pieces = 0;
+    for (Chain &c : group)
+      pieces = std::max(pieces, c.width() / chunk);
+    return pieces;
+  }
+
+  /// Whether one warpgroup runs `group` and two of its pieces fit beside the
+  /// register tiles live at its scatters (the chains' own excepted).
+  bool overlapFits(MutableArrayRef<Chain> group, Liveness &liveness) {
+    ScatterAddRowsOp last = group.back().scatter;
+    if (getRunningWarpgroups(last).second != 1)
+      return false;
+    llvm::SmallPtrSet<Value, 8> chainValues;
+    for (Chain &c : group)
+      for (GemmOp g : c.gemms)
+        chainValues.insert(g.getResult());
+    // Live across the scatters: what is used after them or after an op
+    // around them (whose own results do not exist yet inside it).
+    llvm::SmallPtrSet<Value, 16> live;
+    for (Chain &c : group)
+      for (Operation *op = c.scatter; op && op != getOperation(); op = op->getParentOp())
+        for (Value v : liveness.getLiveness(op->getBlock())->currentlyLiveValues(op))
+          if (v.getDefiningOp() != op && !liveness.isDeadAfter(v, op))
+            live.insert(v);
+    // A splat holds no registers until its users materialize it.
+    int64_t used = 0;
+    for (Value v : live)
+      if (auto type = dyn_cast<RegTileType>(v.getType());
+          type && !chainValues.contains(v) && !v.getDefiningOp<SplatOp>())
+        used += tileRegisters(type);
+    auto accType = cast<RegTileType>(group.front().init.getType());
+    auto pieceType = RegTileType::get({group.front().height(), chunk}, accType.getElementType());
+    return used + 2 * tileRegisters(pieceType) + kScatterRegisters <= getRegisterBudget(last);
+  }
+
+  /// Members of `group` that cover piece `piece`.
+  static SmallVector<Chain *> covering(MutableArrayRef<Chain> group, int64_t piece,
+                                       int64_t chunk) {
+    SmallVector<Chain *> in;
+    for (Chain &c : group)
+      if (c.width() > piece * chunk)
+        in.push_back(&c);
+    return in;
+  }
+
+  /// Erases the chains of `group`, replaced by their pieces.
+  static void eraseChains(MutableArrayRef<Chain> group) {
+    for (Chain &c : llvm::reverse(group)) {
+      c.scatter.erase();
+      for (GemmOp g : llvm::reverse(c.gemms))
+        g.erase();
+    }
+    for (Chain &c : group)
+      if (c.init->use_empty())
+        c.init.erase();
+  }
+
+  /// Replaces the chains of `group` by straight-line pieces: piece c + 1's
+  /// products are issued (one asynchronous group) before piece c is waited
+  /// for and scattered.
+  void splitOverlapped(MutableArrayRef<Chain> group) {
+    ScatterAddRowsOp last = group.back().scatter;
+    OpBuilder b(last);
+    Location loc = last.getLoc();
+    int64_t pieces = pieceCount(group);
+    auto issue = [&](int64_t piece) {
+      Value offset = arith::ConstantIndexOp::create(b, loc, piece * chunk);
+      return std::make_pair(emitProducts(b, loc, covering(group, piece, chunk), offset,
+                                         /*async=*/true),
+                            offset);
+    };
+    auto running = issue(0);
+    for (int64_t piece = 0; piece < pieces; ++piece) {
+      std::optional<std::pair<Value, Value>> next;
+      if (piece + 1 < pieces)
+        next = issue(piece + 1);
+      auto done = GemmWaitOp::create(b, loc, TypeRange{running.first.getType()},
+                                     ValueRange{running.first}, next ? 1 : 0);
+      emitScatter(b, loc, group.front(), done.getResult(0), running.second);
+      if (next)
+        running = *next;
+    }
+    eraseChains(group);
   }
 
   /// Replaces the chains of `group` by loops over their pieces.
@@ -142,9 +258,7 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
     OpBuilder b(last);
     Location loc = last.getLoc();
     auto [firstWg, wgs] = getRunningWarpgroups(last);
-    int64_t pieces = 0;
-    for (Chain &c : group)
-      pieces = std::max(pieces, c.width() / chunk);
+    int64_t pieces = pieceCount(group);
     auto idx = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -157,16 +271,9 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
     }
     // Pieces covered by the same chains share a loop.
     for (int64_t lo = 0; lo < pieces;) {
-      auto covers = [&](int64_t piece) {
-        SmallVector<Chain *> in;
-        for (Chain &c : group)
-          if (c.width() > piece * chunk)
-            in.push_back(&c);
-        return in;
-      };
-      SmallVector<Chain *> members = covers(lo);
+      SmallVector<Chain *> members = covering(group, lo, chunk);
       int64_t hi = lo + 1;
-      while (hi < pieces && covers(hi) == members)
+      while (hi < pieces && covering(group, hi, chunk) == members)
         ++hi;
       // This warpgroup's first piece from lo: lo + (wg - lo) mod W.
       Value start = idx(lo);
@@ -180,24 +287,18 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
       auto loop = scf::ForOp::create(b, loc, start, idx(hi), step);
       OpBuilder body = OpBuilder::atBlockBegin(loop.getBody());
       Value offset = arith::MulIOp::create(body, loc, loop.getInductionVar(), width);
-      emitPiece(body, loc, members, offset);
+      Value piece = emitProducts(body, loc, members, offset, /*async=*/false);
+      emitScatter(body, loc, group.front(), piece, offset);
       lo = hi;
     }
-    for (Chain &c : llvm::reverse(group)) {
-      c.scatter.erase();
-      for (GemmOp g : llvm::reverse(c.gemms))
-        g.erase();
-    }
-    for (Chain &c : group)
-      if (c.init->use_empty())
-        c.init.erase();
+    eraseChains(group);
   }
 
-  /// The piece at column `offset` of every chain in `members`, summed and
-  /// scattered. Slices come first so that the GEMMs are adjacent and form
-  /// one wgmma group.
-  void emitPiece(OpBuilder &b, Location loc, ArrayRef<Chain *> members,
-                 Value offset) {
+  /// The products of the piece at column `offset` of every chain in
+  /// `members`, summed. Slices come first so that the GEMMs are adjacent and
+  /// form one wgmma group.
+  Value emitProducts(OpBuilder &b, Location loc, ArrayRef<Chain *> members,
+                     Value offset, bool async) {
     SmallVector<Value> bPieces;
     for (Chain *c : members)
       for (GemmOp g : c->gemms)
@@ -211,12 +312,17 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
     for (Chain *c : members)
       for (GemmOp g : c->gemms)
         acc = GemmOp::create(b, g.getLoc(), pieceType, g.getA(), bPieces[i++], acc,
-                             g.getTransposeA(), g.getTransposeB());
+                             g.getTransposeA(), g.getTransposeB(), async);
+    return acc;
+  }
+
+  /// Scatters `piece`, the columns from `offset` of `first`'s chain.
+  void emitScatter(OpBuilder &b, Location loc, Chain &first, Value piece, Value offset) {
     Value column = first.scatter.getColumn();
     column = matchPattern(column, m_Zero())
                  ? offset
                  : arith::AddIOp::create(b, loc, column, offset).getResult();
-    ScatterAddRowsOp::create(b, first.scatter.getLoc(), acc, first.scatter.getDest(),
+    ScatterAddRowsOp::create(b, first.scatter.getLoc(), piece, first.scatter.getDest(),
                              first.scatter.getRows(), column, /*staging=*/Value(),
                              first.scatter.getInterleaved());
   }

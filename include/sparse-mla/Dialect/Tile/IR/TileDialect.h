@@ -79,6 +79,9 @@ mlir::LogicalResult requireSpecialized(KernelOp kernel);
 /// The warpgroups that run `op`: [first, first + count) of its
 /// tile.warp_specialize partition, or every warpgroup of its kernel.
 std::pair<int64_t, int64_t> getRunningWarpgroups(mlir::Operation *op);
+/// The registers a thread running `op` may use: its partition's
+/// `setmaxnreg` budget, at most what one thread may address.
+int64_t getRegisterBudget(mlir::Operation *op);
 
 } // namespace sparse_mla::tile
 

@@ -766,17 +766,24 @@ def Tile_GemmOp : Tile_Op<"gemm", [
     A layout of the next. An f32 accumulator costs N/2 registers per thread for each
     64 rows, so wide products are cut into column chunks by `tile-split-d`.
 
-    With `async`, the product is one wgmma group of its own that the
-    warpgroup does not wait for: the threads go on, and the result may be
-    used only through `tile.gemm_wait`, which says how many younger groups
-    may still run. Without it, the warpgroup waits for all of its groups
-    before the result is used (adjacent products form one group).
+    With `async`, the product is a wgmma group that the warpgroup does not
+    wait for: the threads go on, and the result may be used only through
+    `tile.gemm_wait`, which says how many younger groups may still run, or
+    as the accumulator of the next asynchronous product of the block, which
+    then joins its group (`dKV = dS^T Q + P^T dO` as one group). Without
+    `async`, the warpgroup waits for all of its groups before the result is
+    used (adjacent products form one group).
   }];
   let arguments = (ins Tile_RegOrSmemTile:$a, Tile_SmemTile:$b, Tile_RegTile:$acc,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b, UnitAttr:$async);
   let results = (outs Tile_RegTile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))
+  }];
+  let extraClassDeclaration = [{
+    /// The asynchronous product of this block whose group this one joins
+    /// (it is asynchronous and accumulates into that product), or null.
+    GemmOp getJoinedGroup();
   }];
   let hasVerifier = 1;
 }

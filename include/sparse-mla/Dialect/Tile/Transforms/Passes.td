@@ -36,10 +36,20 @@ def TileSplitDPass : Pass<"tile-split-d", "::sparse_mla::tile::KernelOp"> {
     by piece before one scatter (the later ones must start from +0.0), so
     `dKV += dS^T Q` and `dKV[:, :D] += P^T dO` reduce each element once.
     Pieces covered by the same chains share a loop.
+
+    With `overlap` (the default), chains that one warpgroup runs are cut
+    into straight-line pieces instead where two pieces fit its register
+    budget (`setmaxnreg`) beside the register tiles live at the scatters:
+    each piece's products are one asynchronous wgmma group issued before the
+    previous piece is waited for and scattered, so the tensor cores compute
+    piece c + 1 while the threads reduce piece c.
   }];
   let options = [
     Option<"chunk", "chunk", "int64_t", /*default=*/"64",
-           "Columns of one piece">
+           "Columns of one piece">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Issue each piece's products before the previous piece's scatter, "
+           "where two pieces fit the registers">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
