@@ -398,7 +398,8 @@ tile.kernel @sparse_mla_bwd(
         tile.mbarrier_arrive %bars[%k_free] : !bars
         // dKV rows += dS^T Q, and their V columns += P^T dO. tile-split-d
         // cuts these into 64-column pieces and adds the two before one
-        // scatter.
+        // scatter; where two pieces fit the registers beside dQ^T, the
+        // next piece's products run while this one is scattered.
         %ds_q = tile.gemm %sds, %sq, %no_dkv : !probs, !q_cols, !dkv_rows
         tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
             {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
