@@ -13,11 +13,13 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--seq", type=int, default=4096)
 ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--topk", type=int, default=2048)
+ap.add_argument("--d-tail", type=int, default=64, choices=(0, 64), help="rope columns of q and kv")
 a = ap.parse_args()
 gen = torch.Generator(device="cuda").manual_seed(0)
 s, h = a.seq, a.heads
-q = torch.randn(1, s, h, 576, device="cuda", generator=gen).bfloat16()
-kv = torch.randn(1, s, 1, 576, device="cuda", generator=gen).bfloat16()
+dqk = 512 + a.d_tail
+q = torch.randn(1, s, h, dqk, device="cuda", generator=gen).bfloat16()
+kv = torch.randn(1, s, 1, dqk, device="cuda", generator=gen).bfloat16()
 o = torch.randn(1, s, h, 512, device="cuda", generator=gen).bfloat16()
 do = torch.randn(1, s, h, 512, device="cuda", generator=gen).bfloat16()
 lse = torch.randn(1, s, h, device="cuda", generator=gen).abs() + 10

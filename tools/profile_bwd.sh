@@ -4,8 +4,8 @@
 # for each head count given (default 16 64; bench/profile_bwd.py). With
 # SOURCE=1 it also samples the stall reasons of each SASS instruction
 # (SourceCounters) and writes them as ncu-h<H>-source.csv. The reports go to
-# $OUT.
-# usage: [SOURCE=1] tools/profile_bwd.sh [HEADS ...]
+# $OUT. PROFILE_ARGS: more options of bench/profile_bwd.py (e.g. "--d-tail 0").
+# usage: [SOURCE=1] [PROFILE_ARGS=...] tools/profile_bwd.sh [HEADS ...]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/profile}
@@ -17,11 +17,11 @@ for h in "${heads[@]}"; do
   timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats \
     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:l1tex__t_requests_pipe_lsu_mem_global_op_red.*sum,regex:lts__t_sectors_op_red.*sum,smsp__inst_executed_op_global_red.sum" \
-    python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" > "$out/ncu-h$h.txt" 2>&1
+    python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" ${PROFILE_ARGS:-} > "$out/ncu-h$h.txt" 2>&1
   if [ "${SOURCE:-0}" = 1 ]; then
     timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
       --section SourceCounters --section WarpStateStats -f -o "$out/src-h$h" \
-      python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" > /dev/null 2>&1
+      python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" ${PROFILE_ARGS:-} > /dev/null 2>&1
     ncu -i "$out/src-h$h.ncu-rep" --page source --csv --print-source sass > "$out/ncu-h$h-source.csv" 2>&1
     rm -f "$out/src-h$h.ncu-rep"
   fi
