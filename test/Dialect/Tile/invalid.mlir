@@ -273,6 +273,13 @@ func.func @f() {
 }
 // -----
 func.func @f() {
+  // A negative multiple of the alignment is no offset either.
+  // expected-error @+1 {{offset must be a non-negative multiple of 16 bytes}}
+  %a = tile.alloc {offset = -1024 : i64} : !tile.smem<64x64xbf16>
+  return
+}
+// -----
+func.func @f() {
   // expected-error @+1 {{offset must be a non-negative multiple of 1024 bytes}}
   %a = tile.alloc {offset = 512 : i64} : !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
   return

@@ -440,7 +440,7 @@ LogicalResult sparse_mla::tile::OpTrait::verifySameLayoutTiles(Operation *op) {
 
 LogicalResult IotaOp::verify() {
   auto type = cast<RegTileType>(getResult().getType());
-  if (getDim() >= type.getRank())
+  if (getDim() >= static_cast<uint64_t>(type.getRank()))
     return emitOpError("dimension ") << getDim() << " of a rank-" << type.getRank() << " tile";
   if (!type.getElementType().isSignlessInteger(32))
     return emitOpError("coordinates are i32");
@@ -743,7 +743,7 @@ LogicalResult ScatterAddRowsOp::verify() {
 
 LogicalResult AllocOp::verify() {
   int64_t align = getSharedAlignment(cast<SmemTileType>(getType()));
-  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % align))
+  if (IntegerAttr offset = getOffsetAttr(); offset && (offset.getInt() < 0 || offset.getInt() % align))
     return emitOpError("offset must be a non-negative multiple of ")
            << align << " bytes";
   return success();
@@ -1182,7 +1182,7 @@ LogicalResult GemmWaitOp::verify() {
       for (Operation *op = gemm->getNextNode(); op && op != getOperation(); op = op->getNextNode())
         if (auto g = dyn_cast<GemmOp>(op); g && g.getAsync() && !g.getJoinedGroup())
           ++younger;
-    if (getPending() > younger)
+    if (getPending() > static_cast<uint64_t>(younger))
       return emitOpError("leaves ") << getPending() << " groups running, but only " << younger
                                     << " were issued after a product it waits for";
   }

@@ -77,8 +77,7 @@ struct Pipeliner {
         if (load.getBounds().empty())
           return load.emitOpError("feeds a pipelined copy and so also runs for "
                                   "iterations past the end: it needs bounds");
-      } else if (!isMemoryEffectFree(def) || def->getNumRegions() &&
-                                                 !isa<MapOp>(def)) {
+      } else if (!isMemoryEffectFree(def) || (def->getNumRegions() && !isa<MapOp>(def))) {
         return def->emitOpError("feeds a pipelined copy but has side effects");
       }
       needed.insert(def);
