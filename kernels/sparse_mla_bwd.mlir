@@ -23,17 +23,21 @@
 // The warpgroups split the work by role (tile.warp_specialize), so that the
 // dKV reductions of block j overlap the gather and the scores of block j+1:
 //   warpgroup 0 (scores): gathers K, computes S^T, dP^T, P^T, dS^T for all
-//     columns, hands P^T and dS^T over in shared memory, and accumulates
-//     the first 256 rows of dQ^T;
+//     columns, hands P^T and dS^T over in shared memory, accumulates the
+//     first 256 rows of dQ^T, then computes and scatters dKV columns
+//     [0, 128) while warpgroup 1 reduces the others;
 //   warpgroup 1 (dKV): accumulates the other rows of dQ^T, then computes
-//     dKV 64 columns at a time (tile-split-d) and scatters it.
+//     the other dKV columns 64 at a time (tile-split-d) and scatters them.
+// Warpgroup 1 sets the pace; giving warpgroup 0 two of its pieces measured
+// faster than one or three (bench/NOTES.md).
 // They meet on four mbarriers, once per computed block: K full (warpgroup
 // 0's own copies landed), K free (warpgroup 1 has read K), P/dS full and
 // P/dS free (warpgroup 1's dKV products have read them).
 //
 // The kernel is generic over shape parameters: {hw} columns per
 // warpgroup in the prologue, {hp} = 2 * hw per CTA, {d} = D, {dqk} = D +
-// D_tail and {dq1} = dqk - 256, warpgroup 1's rows of dQ^T. tile-specialize
+// D_tail, {dq1} = dqk - 256, warpgroup 1's rows of dQ^T, and {dk1} =
+// dqk - 128 and {dv1} = d - 128, its dKV and V columns. tile-specialize
 // compiles one kernel per entry of `variants` below.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
@@ -58,8 +62,13 @@
 !col_i_wg = !tile.smem<1x{hw}xi32>
 !col_f_cta = !tile.smem<1x{hp}xf32>       // a row of the table, all columns
 !col_i_cta = !tile.smem<1x{hp}xi32>
-!dkv_rows = !tile.reg<64x{dqk}xf32>       // dKV of the gathered rows
-!dkv_v_rows = !tile.reg<64x{d}xf32>       // their V part
+!dkv_wg0 = !tile.reg<64x128xf32>          // dKV of the gathered rows, columns [0, 128)
+!dkv_rows = !tile.reg<64x{dk1}xf32>       // the other columns
+!dkv_v_rows = !tile.reg<64x{dv1}xf32>     // those of them in V
+!q_wg0 = !tile.smem<{hp}x128xbf16>        // Q and dO, columns [0, 128)
+!do_wg0 = !tile.smem<{hp}x128xbf16>
+!q_rest = !tile.smem<{hp}x{dk1}xbf16>     // the other columns
+!do_rest = !tile.smem<{hp}x{dv1}xbf16>
 !dq_acc0 = !tile.reg<256x{hp}xf32>        // dQ^T rows of warpgroup 0
 !dq_acc1 = !tile.reg<{dq1}x{hp}xf32>      // dQ^T rows of warpgroup 1
 !dq_out0 = !tile.reg<256x{hp}xbf16>
@@ -85,10 +94,10 @@ tile.kernel @sparse_mla_bwd(
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
     %sm_scale: f32) warpgroups(2)
-    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320},
-              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256},
-              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320},
-              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256}]) {
+    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384},
+              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384},
+              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384},
+              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -241,7 +250,12 @@ tile.kernel @sparse_mla_bwd(
   %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
   %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
   %no_scores = tile.splat %zero : !scores
+  %no_dkv_wg0 = tile.splat %zero : !dkv_wg0
   %no_dkv = tile.splat %zero : !dkv_rows
+  %q_wg0 = tile.slice %sq[%c0, %c0] : !q_cols to !q_wg0
+  %do_wg0 = tile.slice %sdo[%c0, %c0] : !do_cols to !do_wg0
+  %q_rest = tile.slice %sq[%c0, %c128] : !q_cols to !q_rest
+  %do_rest = tile.slice %sdo[%c0, %c128] : !do_cols to !do_rest
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
 
   // Both warpgroups walk the same blocks and skip the same ones (each
@@ -329,8 +343,13 @@ tile.kernel @sparse_mla_bwd(
         tile.write %ds_t, %sds : !scores, !probs
         tile.barrier warpgroups([0])
         tile.mbarrier_arrive %bars[%pds_full] : !bars
-        // dQ^T[0, 256) += K^T dS^T.
+        // dQ^T[0, 256) += K^T dS^T; then dKV columns [0, 128) += dS^T Q +
+        // P^T dO, while warpgroup 1 reduces the others.
         %dq_new = tile.gemm %k0, %sds, %dq_acc {transpose_a} : !k_rows0, !probs, !dq_acc0
+        %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 : !probs, !q_wg0, !dkv_wg0
+        %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 : !probs, !do_wg0, !dkv_wg0
+        tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
+            {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
         %one_more = arith.addi %done, %one_i32 : i32
         scf.yield %dq_new, %one_more : !dq_acc0, i32
       } else {
@@ -349,9 +368,12 @@ tile.kernel @sparse_mla_bwd(
     tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
         : !dq_out0, memref<?x?xbf16>, !cta_idx
 
-    // For tests and profiles: the blocks this CTA computed.
-    %cta_row = arith.muli %krow, %head_blocks : index
-    %cta = arith.addi %cta_row, %hb : index
+    // For tests and profiles: the blocks this CTA computed, at index
+    // krow * head_blocks + hb, formed from the block ids here: hb (a
+    // remainder) held across the loop was the one value ptxas spilled.
+    %ctas_per_local = arith.muli %groups, %head_blocks : index
+    %cta_row = arith.muli %local, %ctas_per_local : index
+    %cta = arith.addi %cta_row, %by : index
     %cta_i32 = arith.index_cast %cta : index to i32
     %num_computed = memref.dim %computed, %c0 : memref<?xi32>
     %num_computed_i32 = arith.index_cast %num_computed : index to i32
@@ -396,15 +418,16 @@ tile.kernel @sparse_mla_bwd(
         // dQ^T[256, dqk) += K^T dS^T; then K may be overwritten.
         %dq_new = tile.gemm %k1, %sds, %dq_acc {transpose_a} : !k_rows1, !probs, !dq_acc1
         tile.mbarrier_arrive %bars[%k_free] : !bars
-        // dKV rows += dS^T Q, and their V columns += P^T dO. tile-split-d
+        // dKV rows += dS^T Q, and their V columns += P^T dO, columns
+        // [128, dqk) (warpgroup 0 adds the first 128). tile-split-d
         // cuts these into 64-column pieces and adds the two before one
         // scatter; where two pieces fit the registers beside dQ^T, the
         // next piece's products run while this one is scattered.
-        %ds_q = tile.gemm %sds, %sq, %no_dkv : !probs, !q_cols, !dkv_rows
-        tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
+        %ds_q = tile.gemm %sds, %q_rest, %no_dkv : !probs, !q_rest, !dkv_rows
+        tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
             {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
-        %p_do = tile.gemm %sp, %sdo, %no_dkv_v : !probs, !do_cols, !dkv_v_rows
-        tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
+        %p_do = tile.gemm %sp, %do_rest, %no_dkv_v : !probs, !do_rest, !dkv_v_rows
+        tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
             {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
         tile.mbarrier_arrive %bars[%pds_free] : !bars
         %one_more = arith.addi %done, %one_i32 : i32

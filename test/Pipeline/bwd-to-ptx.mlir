@@ -7,7 +7,8 @@
 // Each reaches PTX as two warp-specialized roles: warpgroup 0 gathers K on
 // cp.async that completes on an mbarrier, runs S^T and dP^T as two
 // asynchronous wgmma groups (P from the first while the second runs) and
-// hands P^T/dS^T over on mbarriers; warpgroup 1 scatters dKV with 16-byte
+// hands P^T/dS^T over on mbarriers, then scatters dKV columns [0, 128)
+// while warpgroup 1 scatters the others; both scatter dKV with 16-byte
 // vector reductions into the interleaved workspace, predicated per row,
 // after lanes l and l ^ 4 traded halves so that each adds 128-byte runs
 // (no TMA staging, which measured 2x slower for that warpgroup). Each
@@ -15,7 +16,7 @@
 // and ptxas assembles every variant without spills (each role raises its
 // register limit with setmaxnreg); the manifest carries
 // each variant's shape parameters.
-// PTX-LABEL: .entry sparse_mla_bwd_d512_dq1320_dqk576_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_dk1448_dq1320_dqk576_dv1384_hp32_hw16
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 256;
 // PTX-DAG: cp.async.cg.shared.global
 // PTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
@@ -25,32 +26,34 @@
 // PTX-DAG: bar.red.or.pred p, 1, 128, q;
 // PTX-DAG: bar.red.or.pred p, 2, 128, q;
 // PTX-NOT: cp.reduce.async.bulk
-// PTX-LABEL: .entry sparse_mla_bwd_d512_dq1256_dqk512_hp32_hw16
-// PTX-LABEL: .entry sparse_mla_bwd_d512_dq1320_dqk576_hp64_hw32
+// PTX-LABEL: .entry sparse_mla_bwd_d512_dk1384_dq1256_dqk512_dv1384_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_dk1448_dq1320_dqk576_dv1384_hp64_hw32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-DAG: wgmma.wait_group.sync.aligned 1;
 // PTX-DAG: mbarrier.arrive.shared::cta.b64
 // PTX: shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
 // PTX: @p red.relaxed.gpu.global.add.v4.f32
 // PTX-NOT: cp.reduce.async.bulk
-// PTX-LABEL: .entry sparse_mla_bwd_d512_dq1256_dqk512_hp64_hw32
+// PTX-LABEL: .entry sparse_mla_bwd_d512_dk1384_dq1256_dqk512_dv1384_hp64_hw32
 // PTX-NOT: red.relaxed.gpu.global.add.v2.f32
 // PTX-NOT: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX-NOT: cp.reduce.async.bulk
-// JSON:      "name": "sparse_mla_bwd_d512_dq1320_dqk576_hp32_hw16",
+// JSON:      "name": "sparse_mla_bwd_d512_dk1448_dq1320_dqk576_dv1384_hp32_hw16",
 // JSON-NEXT: "params": {
 // JSON-NEXT:   "d": 512,
+// JSON-NEXT:   "dk1": 448,
 // JSON-NEXT:   "dq1": 320,
 // JSON-NEXT:   "dqk": 576,
+// JSON-NEXT:   "dv1": 384,
 // JSON-NEXT:   "hp": 32,
 // JSON-NEXT:   "hw": 16
 // JSON:      "spill_stores": 0,
 // JSON-NEXT: "stack_bytes": 0,
 // JSON-NEXT: "threads": 256
-// JSON:      "name": "sparse_mla_bwd_d512_dq1256_dqk512_hp32_hw16",
+// JSON:      "name": "sparse_mla_bwd_d512_dk1384_dq1256_dqk512_dv1384_hp32_hw16",
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_dq1320_dqk576_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_dk1448_dq1320_dqk576_dv1384_hp64_hw32",
 // JSON:      "shared_bytes": 230432,
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_dq1256_dqk512_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_dk1384_dq1256_dqk512_dv1384_hp64_hw32",
 // JSON:      "spill_stores": 0,
