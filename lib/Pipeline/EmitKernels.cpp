@@ -87,7 +87,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (output.empty()) {
-      module.emitError("sparse-mla-emit-kernels needs output=<prefix>");
+      emitError(module.getLoc(), "sparse-mla-emit-kernels needs output=<prefix>");
       return signalPassFailure();
     }
     std::string ptx;
@@ -96,7 +96,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
         ptx = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
     });
     if (ptx.empty()) {
-      module.emitError("no gpu.binary with PTX to emit");
+      emitError(module.getLoc(), "no gpu.binary with PTX to emit");
       return signalPassFailure();
     }
     if (failed(write(output + ".ptx", ptx)))
@@ -118,7 +118,8 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
       auto buf = llvm::MemoryBuffer::getFile(log);
       StringRef text = buf ? (*buf)->getBuffer() : StringRef();
       if (rc != 0) {
-        module.emitError("ptxas failed (") << rc << "): " << err << "\n" << text;
+        emitError(module.getLoc(), "ptxas failed (")
+            << rc << "): " << err << "\n" << text;
         return signalPassFailure();
       }
       info = parsePtxasLog(text);
@@ -175,7 +176,8 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec)
-      return getOperation().emitError("cannot write ") << path << ": " << ec.message();
+      return emitError(getOperation().getLoc(), "cannot write ")
+             << path << ": " << ec.message();
     os << text;
     return success();
   }

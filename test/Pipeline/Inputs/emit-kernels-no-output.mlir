@@ -1,0 +1,3 @@
+// expected-error@+1 {{sparse-mla-emit-kernels needs output=<prefix>}}
+module {
+}
