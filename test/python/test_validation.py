@@ -161,9 +161,11 @@ def test_variants_are_compiled_for_each_supported_shape():
             name, n = sparse_mla.bwd.select_variant(columns, d_v, d_tail)
             assert n == per_cta
             k = kernels[name]
-            # Warpgroup 1 keeps the dQ^T rows past the first 256.
+            # Warpgroup 1 keeps the dQ^T rows past the first 256 and the
+            # dKV columns past the first 128.
             assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
-                                   "dqk": d_v + d_tail, "dq1": d_v + d_tail - 256}
+                                   "dqk": d_v + d_tail, "dq1": d_v + d_tail - 256,
+                                   "dk1": d_v + d_tail - 128, "dv1": d_v - 128}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448 - 16
     with pytest.raises(sparse_mla.KernelError, match="no compiled backward for D=256"):
         sparse_mla.bwd.select_variant(16, 256, 64)
