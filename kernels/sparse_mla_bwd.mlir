@@ -81,23 +81,30 @@ tile.kernel @sparse_mla_bwd(
     %do: memref<?x?xbf16>,         // [B * S * H, D]
     %keys: memref<?x?xi32>,        // [tiles * G, W]: the keys of each (tile, group)
     %bits: memref<?x?xi32>,        // [tiles * G, W] their tokens' bits, or [.., 0]: all
-    %counts: memref<?xi32>,        // [tiles * G] slots in use, or empty: all W
+    %counts: memref<?x?xi32>,      // [tiles, G or 1] slots in use, or [.., 0]: all W
     %lse: memref<?x?xf32>,         // [B * S, H]
     %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
     %dq: memref<?x?xbf16>,         // like q
     %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed, interleaved (postprocess)
+    %dkv_fixed: memref<?x?xi64>,   // like kv, fixed point, zeroed: where {det} = 1
     %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
     %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
     %tile_tokens: index,           // T: 1, or T * heads_per_group <= 2 * hw
     %first_tile: index,            // the tile of block x = 0
     %causal: i32,
+    %q_offset: i32,                // position of token 0 of each batch row
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
-    %sm_scale: f32) warpgroups(2)
-    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384},
-              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384},
-              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384},
-              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384}]) {
+    %sm_scale: f32,
+    %dkv_scale: f32) warpgroups(2)  // fixed point: units per 1.0 of dKV
+    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
+              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 0},
+              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
+              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 0},
+              {hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 1},
+              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 1},
+              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 1},
+              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 1}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -106,6 +113,7 @@ tile.kernel @sparse_mla_bwd(
   %c256 = arith.constant 256 : index
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
+  %det = tile.param "det" : i1   // dKV in fixed point: bitwise repeatable
   %zero = arith.constant 0.0 : f32
   %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant -1 : i32
@@ -114,7 +122,7 @@ tile.kernel @sparse_mla_bwd(
   %dqk = memref.dim %q, %c1 : memref<?x?xbf16>
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
   %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
-  %num_counts = memref.dim %counts, %c0 : memref<?xi32>
+  %count_groups = memref.dim %counts, %c1 : memref<?x?xi32>
 
   // This CTA's tokens [s0, s0 + tn) of batch row b, kv group g, and block hb
   // of cpt columns per token.
@@ -133,14 +141,19 @@ tile.kernel @sparse_mla_bwd(
   %tn = arith.minui %tile_tokens, %left : index
   %row_start = arith.muli %b, %seq_len : index
   %t0 = arith.addi %row_start, %s0 : index
-  // Its slots: row krow of `keys`, n of them in use.
+  // Its slots: row krow of `keys`, the first n in use (a count clamped to
+  // [0, W]: with T = 1 it is the caller's topk_length).
   %slot_row = arith.muli %local, %groups : index
   %krow = arith.addi %slot_row, %g : index
-  %counted = arith.cmpi ugt, %num_counts, %c0 : index
+  %counted = arith.cmpi ugt, %count_groups, %c0 : index
   %n = scf.if %counted -> (index) {
-    %cnt = memref.load %counts[%krow] : memref<?xi32>
-    %cnt_idx = arith.index_cast %cnt : i32 to index
-    scf.yield %cnt_idx : index
+    %last_group = arith.subi %count_groups, %c1 : index
+    %cg = arith.minui %g, %last_group : index
+    %cnt = memref.load %counts[%local, %cg] : memref<?x?xi32>
+    %cnt_pos = arith.maxsi %cnt, %zero_i32 : i32
+    %cnt_idx = arith.index_cast %cnt_pos : i32 to index
+    %cnt_in = arith.minui %cnt_idx, %width : index
+    scf.yield %cnt_in : index
   } else {
     scf.yield %width : index
   }
@@ -222,9 +235,10 @@ tile.kernel @sparse_mla_bwd(
   %token_all = tile.slice %col_i[%c1, %c0] : !col_i32 to !col_i_cta
 
   // A slot's key k is valid if 0 <= k < Skv and, when causal, k <= the
-  // tile's last token (the union left out what is in the future of all of
-  // its tokens; the bits, what is in the future of each); its kv row is
-  // (b * Skv + k) * G + g. Invalid slots get row -1.
+  // position (q_offset + s) of the tile's last token (the union left out
+  // what is in the future of all of its tokens; the bits, what is in the
+  // future of each); its kv row is (b * Skv + k) * G + g. Invalid slots
+  // get row -1.
   %kv_len_i32 = arith.index_cast %kv_len : index to i32
   %groups_i32 = arith.index_cast %groups : index to i32
   %g_i32 = arith.index_cast %g : index to i32
@@ -232,7 +246,8 @@ tile.kernel @sparse_mla_bwd(
   %batch_row = arith.muli %b_i32, %kv_len_i32 : i32
   %s_end = arith.addi %s0, %tn : index
   %s_end_i32 = arith.index_cast %s_end : index to i32
-  %seen = arith.minsi %s_end_i32, %kv_len_i32 : i32
+  %pos_end = arith.addi %s_end_i32, %q_offset : i32
+  %seen = arith.minsi %pos_end, %kv_len_i32 : i32
   %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
   %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
 
@@ -348,8 +363,13 @@ tile.kernel @sparse_mla_bwd(
         %dq_new = tile.gemm %k0, %sds, %dq_acc {transpose_a} : !k_rows0, !probs, !dq_acc0
         %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 : !probs, !q_wg0, !dkv_wg0
         %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 : !probs, !do_wg0, !dkv_wg0
-        tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
-            {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
+        scf.if %det {
+          tile.scatter_add_rows %dkv_wg0, %dkv_fixed[%rows, %c0] scale %dkv_scale
+              : !dkv_wg0, memref<?x?xi64>, !slots
+        } else {
+          tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
+              {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
+        }
         %one_more = arith.addi %done, %one_i32 : i32
         scf.yield %dq_new, %one_more : !dq_acc0, i32
       } else {
@@ -424,11 +444,21 @@ tile.kernel @sparse_mla_bwd(
         // scatter; where two pieces fit the registers beside dQ^T, the
         // next piece's products run while this one is scattered.
         %ds_q = tile.gemm %sds, %q_rest, %no_dkv : !probs, !q_rest, !dkv_rows
-        tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
-            {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
+        scf.if %det {
+          tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c128] scale %dkv_scale
+              : !dkv_rows, memref<?x?xi64>, !slots
+        } else {
+          tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
+              {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
+        }
         %p_do = tile.gemm %sp, %do_rest, %no_dkv_v : !probs, !do_rest, !dkv_v_rows
-        tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
-            {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+        scf.if %det {
+          tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c128] scale %dkv_scale
+              : !dkv_v_rows, memref<?x?xi64>, !slots
+        } else {
+          tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
+              {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+        }
         tile.mbarrier_arrive %bars[%pds_free] : !bars
         %one_more = arith.addi %done, %one_i32 : i32
         scf.yield %dq_new, %one_more : !dq_acc1, i32

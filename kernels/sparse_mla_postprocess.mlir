@@ -1,32 +1,85 @@
-// Postprocess of the sparse-MLA backward: the f32 dKV workspace that the main
-// kernel accumulates into with atomics becomes dKV, [rows, Dqk], in bf16 or,
-// where `dkv_f32` has rows, in f32. The workspace's columns are interleaved in
-// groups of 16 (the order in which the atomics add them); the output's are in
-// their natural order. One warpgroup converts 64 rows, 64 columns at a time.
-tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %dkv: memref<?x?xbf16>,
-                                    %dkv_f32: memref<?x?xf32>) warpgroups(1) {
+// Postprocess of the sparse-MLA backward: the dKV workspace that the main
+// kernel accumulates into becomes dKV, [rows, Dqk], in bf16 or, where
+// `dkv_f32` has rows, in f32; with `accumulate` != 0 it is added to what the
+// output holds (a caller's accumulator across micro-batches or ranks). The
+// workspace is f32 with its columns interleaved in groups of 16 (the order
+// in which the atomics add them), or, where `fixed` has rows, i64 fixed
+// point in the natural order, `unit` each (the deterministic mode).
+// One warpgroup converts 64 rows, 64 columns at a time.
+!f32_tile = !tile.reg<64x64xf32>
+!i64_tile = !tile.reg<64x64xi64>
+!bf16_tile = !tile.reg<64x64xbf16>
+
+tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64>,
+                                    %dkv: memref<?x?xbf16>, %dkv_f32: memref<?x?xf32>,
+                                    %accumulate: i32, %unit: f32) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %pad = arith.constant 0.0 : f32
-  %rows = memref.dim %ws, %c0 : memref<?x?xf32>
-  %cols = memref.dim %ws, %c1 : memref<?x?xf32>
+  %pad_i64 = arith.constant 0 : i64
+  %pad_bf16 = arith.constant 0.0 : bf16
+  %zero = arith.constant 0 : i32
+  %fixed_rows = memref.dim %fixed, %c0 : memref<?x?xi64>
+  %from_fixed = arith.cmpi ugt, %fixed_rows, %c0 : index
+  %ws_rows = memref.dim %ws, %c0 : memref<?x?xf32>
+  %rows = arith.maxui %ws_rows, %fixed_rows : index
+  %cols = memref.dim %dkv, %c1 : memref<?x?xbf16>
   %f32_rows = memref.dim %dkv_f32, %c0 : memref<?x?xf32>
   %to_f32 = arith.cmpi ugt, %f32_rows, %c0 : index
+  %adds = arith.cmpi ne, %accumulate, %zero : i32
   %block = tile.block_id x
   %r0 = arith.muli %block, %c64 : index
   scf.for %c = %c0 to %cols step %c64 {
-    %x = tile.load %ws[%r0, %c] bounds [%rows, %cols] pad %pad {interleaved}
-        : memref<?x?xf32>, f32 -> !tile.reg<64x64xf32>
-    scf.if %to_f32 {
-      tile.store %x, %dkv_f32[%r0, %c] bounds [%rows, %cols] : !tile.reg<64x64xf32>, memref<?x?xf32>
+    %x = scf.if %from_fixed -> (!f32_tile) {
+      %n = tile.load %fixed[%r0, %c] bounds [%rows, %cols] pad %pad_i64
+          : memref<?x?xi64>, i64 -> !i64_tile
+      %v = tile.map %n : !i64_tile -> !f32_tile {
+      ^bb0(%a: i64):
+        %f = arith.sitofp %a : i64 to f32
+        %s = arith.mulf %f, %unit : f32
+        tile.yield %s : f32
+      }
+      scf.yield %v : !f32_tile
     } else {
-      %y = tile.map %x : !tile.reg<64x64xf32> -> !tile.reg<64x64xbf16> {
+      %v = tile.load %ws[%r0, %c] bounds [%rows, %cols] pad %pad {interleaved}
+          : memref<?x?xf32>, f32 -> !f32_tile
+      scf.yield %v : !f32_tile
+    }
+    scf.if %to_f32 {
+      %y = scf.if %adds -> (!f32_tile) {
+        %old = tile.load %dkv_f32[%r0, %c] bounds [%rows, %cols] pad %pad
+            : memref<?x?xf32>, f32 -> !f32_tile
+        %sum = tile.map %old, %x : !f32_tile, !f32_tile -> !f32_tile {
+        ^bb0(%a: f32, %b: f32):
+          %s = arith.addf %a, %b : f32
+          tile.yield %s : f32
+        }
+        scf.yield %sum : !f32_tile
+      } else {
+        scf.yield %x : !f32_tile
+      }
+      tile.store %y, %dkv_f32[%r0, %c] bounds [%rows, %cols] : !f32_tile, memref<?x?xf32>
+    } else {
+      %y = scf.if %adds -> (!f32_tile) {
+        %old = tile.load %dkv[%r0, %c] bounds [%rows, %cols] pad %pad_bf16
+            : memref<?x?xbf16>, bf16 -> !bf16_tile
+        %sum = tile.map %old, %x : !bf16_tile, !f32_tile -> !f32_tile {
+        ^bb0(%a: bf16, %b: f32):
+          %af = arith.extf %a : bf16 to f32
+          %s = arith.addf %af, %b : f32
+          tile.yield %s : f32
+        }
+        scf.yield %sum : !f32_tile
+      } else {
+        scf.yield %x : !f32_tile
+      }
+      %z = tile.map %y : !f32_tile -> !bf16_tile {
       ^bb0(%a: f32):
         %b = arith.truncf %a : f32 to bf16
         tile.yield %b : bf16
       }
-      tile.store %y, %dkv[%r0, %c] bounds [%rows, %cols] : !tile.reg<64x64xbf16>, memref<?x?xbf16>
+      tile.store %z, %dkv[%r0, %c] bounds [%rows, %cols] : !bf16_tile, memref<?x?xbf16>
     }
   }
 }

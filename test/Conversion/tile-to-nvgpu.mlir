@@ -117,6 +117,54 @@ tile.kernel @scatter_mma_interleaved_pairs(%src: memref<64x48xf32>, %dst: memref
   tile.scatter_add_rows %x, %dst[%r, %c0] {interleaved} : !tile.reg<64x48xf32, #tile.mma>, memref<?x64xf32>, !tile.reg<64xi32>
 }
 
+// Into an i64 fixed-point destination, each element is scaled, rounded to
+// the nearest integer and added with a 64-bit integer reduction (integer
+// sums do not depend on their order), under its row's predicate.
+// CHECK-LABEL: gpu.func @scatter_fixed_point
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; @p red.relaxed.gpu.global.add.u64 [$0], v; }", "l,f,r" %{{.*}}, %[[X]], %{{.*}}
+// CHECK-NOT: red.relaxed.gpu.global.add.v
+tile.kernel @scatter_fixed_point(%dst: memref<?x64xi64>, %rows: memref<64xi32>, %s: f32) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  tile.scatter_add_rows %x, %dst[%r, %c0] scale %s : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xi64>, !tile.reg<64xi32>
+}
+
+// Along dim 0 a row across all 128 lanes leaves each thread whole columns:
+// the sum over rows stays in the thread, in row order (no shuffle).
+// CHECK-LABEL: gpu.func @reduce_columns_in_thread
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-3: arith.addf
+// CHECK-NOT: arith.addf
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+tile.kernel @reduce_columns_in_thread(%in: memref<?x?xf32>, %out: memref<?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %in[%c0, %c0] : memref<?x?xf32> -> !tile.reg<4x128xf32, #tile.blocked<vector = 1, lanes = 128>>
+  %r = tile.reduce add %x along 0 : !tile.reg<4x128xf32, #tile.blocked<vector = 1, lanes = 128>> -> !tile.reg<128xf32>
+  tile.store %r, %out[%c0] : !tile.reg<128xf32>, memref<?xf32>
+}
+
+// exp2 and log2 of f32 are one MUFU instruction each.
+// CHECK-LABEL: gpu.func @mufu_math
+// CHECK: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"
+// CHECK: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+tile.kernel @mufu_math(%out: memref<?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %two = arith.constant 2.0 : f32
+  %x = tile.splat %two : !tile.reg<128xf32>
+  %y = tile.map %x : !tile.reg<128xf32> -> !tile.reg<128xf32> {
+  ^bb0(%a: f32):
+    %l = math.log2 %a : f32
+    %e = math.exp2 %l : f32
+    tile.yield %e : f32
+  }
+  tile.store %y, %out[%c0] : !tile.reg<128xf32>, memref<?xf32>
+}
+
 // A coalesced tile (four columns a thread) adds its two pairs apart, and an
 // interleaved load reads pairs back from their stored columns under the
 // bounds of their natural ones: a pair wholly inside in one access, else

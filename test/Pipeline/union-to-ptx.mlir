@@ -6,13 +6,16 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/union.json
 // The union builder of token tiles becomes one kernel per (bitmap words,
 // entries) variant. Each marks keys and picks entries with shared-memory
-// atomics, ranks them by popcounts and a scan (shuffles up the lanes of a
-// warp, the warps' totals through shared scratch), reads index rows 4 bytes
-// at a time (rows of topk need not be aligned), and assembles without spills.
+// atomics (an atomic max elects each key's first slot of a token's row),
+// ranks them by popcounts and a scan (shuffles up the lanes of a warp, the
+// warps' totals through shared scratch), places repeats by a scan rather
+// than an atomic counter (the same place on every run), reads index rows 4
+// bytes at a time (rows of topk need not be aligned), and assembles without
+// spills.
 // PTX-LABEL: .entry sparse_mla_union_cap8192_nb1024
 // PTX-DAG: ld.global.b32
 // PTX-DAG: atom.shared.or.b32
-// PTX-DAG: atom.shared.add.u32
+// PTX-DAG: atom.shared.max.s32
 // PTX-DAG: popc.b32
 // PTX-DAG: shfl.sync.up.b32
 // PTX-DAG: bar.sync
@@ -20,6 +23,7 @@
 // PTX-LABEL: .entry sparse_mla_union_cap8192_nb8192
 // PTX-LABEL: .entry sparse_mla_union_cap16384_nb8192
 // NOV4-NOT: ld.global.v4
+// NOV4-NOT: atom.shared.add
 // JSON:      "name": "sparse_mla_union_cap8192_nb1024",
 // JSON-NEXT: "params": {
 // JSON-NEXT:   "cap": 8192,

@@ -73,3 +73,38 @@ tile.kernel @huge(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 1073741824
   %zero = arith.constant 0.0 : f32
   %acc = tile.splat %zero : !tile.reg<64x{n}xf32>
 }
+
+// -----
+
+// 0 is a flag's value, not a size: as a dimension it breaks the variant.
+// expected-error @+2 {{tile dimensions must be positive}}
+// expected-error @+1 {{variant #0 {n = 0 : i64} does not give a valid kernel}}
+tile.kernel @zero(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 0}]) {
+  %t = tile.alloc : !tile.smem<64x{n}xbf16>
+}
+
+// -----
+
+// A parameter may choose code: each variant keeps the branch it takes.
+// CHECK-LABEL: tile.kernel @flagged_det0
+// CHECK-NOT:     scf.if
+// CHECK:         tile.store {{.*}} : !tile.reg<64xf32>, memref<?xf32>
+// CHECK-NOT:     tile.scatter_add_rows
+// CHECK-LABEL: tile.kernel @flagged_det1
+// CHECK-NOT:     scf.if
+// CHECK-NOT:     tile.store
+// CHECK:         tile.scatter_add_rows {{.*}} scale
+tile.kernel @flagged(%out: memref<?xf32>, %acc: memref<?x?xi64>, %rows: memref<?xi32>)
+    warpgroups(1) variants([{det = 0}, {det = 1}]) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %det = tile.param "det" : i1
+  scf.if %det {
+    %v = tile.splat %one : !tile.reg<64x64xf32>
+    %r = tile.load %rows[%c0] : memref<?xi32> -> !tile.reg<64xi32>
+    tile.scatter_add_rows %v, %acc[%r, %c0] scale %one : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+  } else {
+    %v = tile.splat %one : !tile.reg<64xf32>
+    tile.store %v, %out[%c0] : !tile.reg<64xf32>, memref<?xf32>
+  }
+}

@@ -62,14 +62,15 @@ struct SplatLowering : public OpConversionPattern<SplatOp> {
   }
 };
 
-/// `ex2.approx.ftz.f32` on each element: one MUFU instruction, the form the
-/// softmax of attention kernels uses (libdevice's exp2f is much longer).
-static Value lowerExp2(OpBuilder &b, Location loc, Value x) {
+/// One MUFU instruction on each f32 element (`ex2.approx.ftz.f32` or
+/// `lg2.approx.ftz.f32`): the forms the softmax of attention kernels uses
+/// (libdevice's exp2f and log2f are much longer).
+static Value lowerApprox(OpBuilder &b, Location loc, StringRef instruction, Value x) {
   auto vt = dyn_cast<VectorType>(x.getType());
+  std::string ptx = (instruction + " $0, $1;").str();
   auto scalar = [&](Value s) -> Value {
     return NVVM::InlinePtxOp::create(b, loc, TypeRange{b.getF32Type()},
-                                     ValueRange{s}, ValueRange{},
-                                     "ex2.approx.ftz.f32 $0, $1;", Value())
+                                     ValueRange{s}, ValueRange{}, ptx, Value())
         .getResult(0);
   };
   if (!vt)
@@ -78,6 +79,17 @@ static Value lowerExp2(OpBuilder &b, Location loc, Value x) {
   for (int64_t i = 0; i < vt.getNumElements(); ++i)
     elems.push_back(scalar(vector::ExtractOp::create(b, loc, x, i)));
   return vector::FromElementsOp::create(b, loc, vt, elems);
+}
+
+/// The MUFU instruction of an f32 math op that has one, else "".
+static StringRef approximation(Operation &op) {
+  if (op.getNumResults() != 1 || !getElementTypeOrSelf(op.getResult(0)).isF32())
+    return "";
+  if (isa<math::Exp2Op>(op))
+    return "ex2.approx.ftz.f32";
+  if (isa<math::Log2Op>(op))
+    return "lg2.approx.ftz.f32";
+  return "";
 }
 
 struct MapLowering : public OpConversionPattern<MapOp> {
@@ -109,9 +121,8 @@ struct MapLowering : public OpConversionPattern<MapOp> {
       SmallVector<Value> operands;
       for (Value v : inner.getOperands())
         operands.push_back(vectorOf(v));
-      if (isa<math::Exp2Op>(inner) &&
-          getElementTypeOrSelf(inner.getResult(0)).isF32()) {
-        mapping.map(inner.getResult(0), lowerExp2(rewriter, loc, operands[0]));
+      if (StringRef instruction = approximation(inner); !instruction.empty()) {
+        mapping.map(inner.getResult(0), lowerApprox(rewriter, loc, instruction, operands[0]));
         continue;
       }
       // Math ops other than these would become libdevice calls.

@@ -4,7 +4,8 @@
 // vectors where a thread holds four contiguous columns; into an interleaved
 // destination, lanes trade halves so that each reduction adds 128-byte runs),
 // or staged in shared memory and added by the TMA (cp.reduce.async.bulk)
-// while the threads go on.
+// while the threads go on, or, scaled to 64-bit fixed point, with integer
+// additions whose sum does not depend on their order.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -119,6 +120,46 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     return success();
   }
 
+  /// Fixed point: each element times the scale, rounded to the nearest
+  /// i64, is added with `red.global.add.u64` under the row's predicate.
+  LogicalResult lowerFixedPoint(ScatterAddRowsOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto type = cast<RegTileType>(op.getValue().getType());
+    auto rowsType = cast<RegTileType>(op.getRows().getType());
+    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
+    ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
+    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
+    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value column = toI32(rewriter, loc, adaptor.getColumn());
+    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
+      Value row = vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
+                                            slicePosition(rowsTe, run.offsets[0]));
+      Value valid = arith::ExtUIOp::create(
+          rewriter, loc, rewriter.getI32Type(),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, row,
+                                i32Const(rewriter, loc, 0)));
+      Value linear = arith::AddIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, row), pitch),
+          toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, run.coords[1])));
+      for (unsigned k = 0; k < te.vector; ++k) {
+        Value ptr = LLVM::GEPOp::create(
+            rewriter, loc, base.getType(), rewriter.getI64Type(), base,
+            ValueRange{arith::AddIOp::create(rewriter, loc, linear,
+                                             arith::ConstantIntOp::create(rewriter, loc, k, 64))});
+        Value x = arith::MulFOp::create(
+            rewriter, loc, vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), run.first + k),
+            adaptor.getScale());
+        emitPtx(rewriter, loc, {ptr, x, valid},
+                "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
+                "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
+                "l,f,r");
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
   /// Contiguous values a thread adds into one row.
   struct RowRun {
     Value row;                 // index into dest's rows (i32, < 0: skip)
@@ -131,6 +172,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getStaging())
       return lowerStaged(op, adaptor, rewriter);
+    if (op.getScale())
+      return lowerFixedPoint(op, adaptor, rewriter);
     Location loc = op.getLoc();
     auto type = cast<RegTileType>(op.getValue().getType());
     auto rowsType = cast<RegTileType>(op.getRows().getType());

@@ -535,14 +535,14 @@ tile.kernel @missing(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16}, {}
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to 100000000000 : i64, not a positive integer below 2^31}}
+// expected-error @+1 {{variant #0 binds 'n' to 100000000000 : i64, not an integer in [0, 2^31)}}
 tile.kernel @huge(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 100000000000}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to 16 : ui32, not a positive integer below 2^31}}
+// expected-error @+1 {{variant #0 binds 'n' to 16 : ui32, not an integer in [0, 2^31)}}
 tile.kernel @unsigned(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 16 : ui32}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
@@ -556,14 +556,21 @@ tile.kernel @narrow_param(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 10
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to 0 : i64, not a positive integer below 2^31}}
-tile.kernel @zero(%out: memref<?x?xf32>) warpgroups(1) variants([{n = 0}]) {
+tile.kernel @flag_param(%out: memref<?x?xf32>) warpgroups(1) variants([{f = 1}, {f = 2}]) {
+  // expected-error @+1 {{cannot hold 2, the value of variant #1, in 'i1'}}
+  %f = tile.param "f" : i1
+}
+
+// -----
+
+// expected-error @+1 {{variant #0 binds 'n' to -1 : i64, not an integer in [0, 2^31)}}
+tile.kernel @negative(%out: memref<?x?xf32>) warpgroups(1) variants([{n = -1}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
 
 // -----
 
-// expected-error @+1 {{variant #0 binds 'n' to "wide", not a positive integer below 2^31}}
+// expected-error @+1 {{variant #0 binds 'n' to "wide", not an integer in [0, 2^31)}}
 tile.kernel @not_int(%out: memref<?x?xf32>) warpgroups(1) variants([{n = "wide"}]) {
   %t = tile.alloc : !tile.smem<64x{n}xbf16>
 }
@@ -989,4 +996,28 @@ tile.kernel @k(%m: memref<?x?xbf16>) warpgroups(1) {
   %c = arith.constant -1 : index
   // expected-error @+1 {{'memref.dim' op index -1 is out of range for a memref of rank 2}}
   %d = memref.dim %m, %c : memref<?x?xbf16>
+}
+
+// -----
+
+func.func @fixed_point_into_f32(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %i: index, %s: f32) {
+  // expected-error @+1 {{destination of a fixed-point (scaled) addition must be a 2-D i64 memref}}
+  tile.scatter_add_rows %v, %m[%r, %i] scale %s : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+
+// -----
+
+func.func @i64_without_scale(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>, %r: !tile.reg<64xi32>, %i: index) {
+  // expected-error @+1 {{destination must be a 2-D f32 memref, or i64 with a scale}}
+  tile.scatter_add_rows %v, %m[%r, %i] : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+  return
+}
+
+// -----
+
+func.func @fixed_point_interleaved(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>, %r: !tile.reg<64xi32>, %i: index, %s: f32) {
+  // expected-error @+1 {{fixed-point additions are neither staged nor interleaved}}
+  tile.scatter_add_rows %v, %m[%r, %i] scale %s {interleaved} : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+  return
 }

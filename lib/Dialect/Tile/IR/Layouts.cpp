@@ -92,6 +92,9 @@ BaseTerm sparse_mla::tile::getReplicaTerm(SliceLayoutAttr slice) {
 FailureOr<SmallVector<unsigned>>
 sparse_mla::tile::getReductionLaneMasks(Attribute layout, unsigned dim) {
   if (auto blocked = dyn_cast<BlockedLayoutAttr>(layout)) {
+    // A row across every thread: each thread holds whole columns.
+    if (dim == 0 && blocked.getLanes() == hopper::kWarpgroupThreads)
+      return SmallVector<unsigned>{};
     if (dim != 1 || blocked.getLanes() > 32)
       return failure();
     SmallVector<unsigned> masks;

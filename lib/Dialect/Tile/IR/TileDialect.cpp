@@ -387,11 +387,10 @@ LogicalResult KernelOp::verifyRegions() {
     for (NamedAttribute binding : variant) {
       auto value = dyn_cast<IntegerAttr>(binding.getValue());
       if (!value || !value.getType().isSignlessIntOrIndex() ||
-          value.getValue().getSignificantBits() > 32 ||
-          !value.getValue().isStrictlyPositive())
+          value.getValue().getSignificantBits() > 32 || value.getValue().isNegative())
         return emitOpError("variant #")
                << i << " binds '" << binding.getName().getValue() << "' to "
-               << binding.getValue() << ", not a positive integer below 2^31";
+               << binding.getValue() << ", not an integer in [0, 2^31)";
     }
     for (StringAttr name : params)
       if (!variant.contains(name))
@@ -399,12 +398,14 @@ LogicalResult KernelOp::verifyRegions() {
                << i << " does not bind shape parameter '" << name.getValue()
                << "'";
   }
-  // A tile.param of a narrow integer type must hold every variant's value.
+  // A tile.param of a narrow integer type must hold every variant's value
+  // as a non-negative number; an i1 is a flag, 0 or 1.
   WalkResult fits = getBody().walk([&](ParamOp param) {
     unsigned width = param.getType().isIndex() ? 64 : param.getType().getIntOrFloatBitWidth();
+    unsigned bits = width == 1 ? 1 : width - 1;
     for (auto [i, a] : llvm::enumerate(variants)) {
       int64_t v = cast<DictionaryAttr>(a).getAs<IntegerAttr>(param.getNameAttr()).getInt();
-      if (width < 64 && v >= (int64_t(1) << (width - 1))) {
+      if (width < 64 && v >= (int64_t(1) << bits)) {
         param.emitOpError("cannot hold ")
             << v << ", the value of variant #" << i << ", in " << param.getType();
         return WalkResult::interrupt();
@@ -710,8 +711,15 @@ LogicalResult ScatterAddRowsOp::verify() {
   auto dest = cast<MemRefType>(getDest().getType());
   if (value.getRank() != 2 || !value.getElementType().isF32())
     return emitOpError("adds a 2-D f32 tile");
-  if (dest.getRank() != 2 || !dest.getElementType().isF32())
-    return emitOpError("destination must be a 2-D f32 memref");
+  if (getScale()) {
+    if (dest.getRank() != 2 || !dest.getElementType().isInteger(64))
+      return emitOpError("destination of a fixed-point (scaled) addition must be a 2-D "
+                         "i64 memref");
+    if (getStaging() || getInterleaved())
+      return emitOpError("fixed-point additions are neither staged nor interleaved");
+  } else if (dest.getRank() != 2 || !dest.getElementType().isF32()) {
+    return emitOpError("destination must be a 2-D f32 memref, or i64 with a scale");
+  }
   auto rows = cast<RegTileType>(getRows().getType());
   if (failed(verifyRowIndices(*this, rows, getTileDim(value, 0))))
     return failure();

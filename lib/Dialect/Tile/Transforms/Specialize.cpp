@@ -4,11 +4,16 @@
 // `tile.param "hw"` for values) so that one source serves every shape it is
 // compiled for. Each variant becomes a clone with the parameters replaced by
 // its integers; the clone is then an ordinary kernel for the later passes.
+// A parameter may also choose code (`scf.if` on `tile.param "det" : i1`):
+// each variant keeps only the branch it takes.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 
 namespace sparse_mla::tile {
@@ -47,6 +52,35 @@ static T bind(T type, DictionaryAttr variant, Location loc) {
                        type.getElementType(), type.getLayout(), ArrayRef<StringAttr>());
 }
 
+/// Replaces each `scf.if` on a constant (a bound parameter) by the branch
+/// it takes, so that the later passes see the variant's code path alone.
+static void keepBranchesTaken(KernelOp kernel) {
+  IRRewriter rewriter(kernel.getContext());
+  while (true) {
+    scf::IfOp found;
+    BoolAttr taken;
+    kernel.walk([&](scf::IfOp op) {
+      if (!matchPattern(op.getCondition(), m_Constant(&taken)))
+        return WalkResult::advance();
+      found = op;
+      return WalkResult::interrupt();
+    });
+    if (!found)
+      return;
+    Region &region = taken.getValue() ? found.getThenRegion() : found.getElseRegion();
+    if (region.empty()) {
+      rewriter.eraseOp(found);
+      continue;
+    }
+    Block *block = &region.front();
+    auto yield = cast<scf::YieldOp>(block->getTerminator());
+    SmallVector<Value> results(yield.getOperands());
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(block, found);
+    rewriter.replaceOp(found, results);
+  }
+}
+
 /// Replaces the shape parameters of `kernel` (a clone) by the variant's
 /// values; fails where a bound type is not valid.
 static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
@@ -70,6 +104,7 @@ static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
     param.replaceAllUsesWith(cst);
     param.erase();
   });
+  keepBranchesTaken(kernel);
   return failure(invalid);
 }
 

@@ -89,7 +89,8 @@ static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
          a.scatter.getRows() == b.scatter.getRows() &&
          a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height() &&
-         a.scatter.getInterleaved() == b.scatter.getInterleaved();
+         a.scatter.getInterleaved() == b.scatter.getInterleaved() &&
+         a.scatter.getScale() == b.scatter.getScale();
 }
 
 /// Whether `b` may be summed into `a`'s scatter: delaying `a`'s GEMMs and
@@ -323,7 +324,8 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
                  ? offset
                  : arith::AddIOp::create(b, loc, column, offset).getResult();
     ScatterAddRowsOp::create(b, first.scatter.getLoc(), piece, first.scatter.getDest(),
-                             first.scatter.getRows(), column, /*staging=*/Value(),
+                             first.scatter.getRows(), column, first.scatter.getScale(),
+                             /*staging=*/Value(),
                              first.scatter.getInterleaved());
   }
 

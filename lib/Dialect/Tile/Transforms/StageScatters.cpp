@@ -34,7 +34,7 @@ struct TileStageScattersPass
     llvm::MapVector<Type, SmallVector<ScatterAddRowsOp>> byShape;
     kernel.walk([&](ScatterAddRowsOp op) {
       auto type = cast<RegTileType>(op.getValue().getType());
-      if (!op.getStaging() && type.getShape()[1] % 4 == 0)
+      if (!op.getStaging() && !op.getScale() && type.getShape()[1] % 4 == 0)
         byShape[RegTileType::get(type.getShape(), type.getElementType())].push_back(op);
     });
     if (byShape.empty())

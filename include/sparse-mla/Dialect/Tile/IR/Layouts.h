@@ -47,6 +47,8 @@ BaseTerm getReplicaTerm(SliceLayoutAttr slice);
 
 /// Lane masks to butterfly over when reducing a 2-D tile along `dim`
 /// (after the in-thread reduction), or failure if the reduction crosses warps.
+/// Along dim 0 only a blocked layout with a row across all the warpgroup's
+/// lanes reduces (in the thread, with no masks).
 llvm::FailureOr<llvm::SmallVector<unsigned>>
 getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
 

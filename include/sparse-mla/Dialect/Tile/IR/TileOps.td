@@ -329,7 +329,8 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead, MemWrite]>]> {
+def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Atomically adds the rows of a tile into rows picked by index";
   let description = [{
     For each row `r` of the f32 tile, adds it to `dest[rows[r], column ..
@@ -356,12 +357,25 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [MemoryEffects<[MemRead,
     waited on the reductions in flight). The value's columns, `column` and
     `dest`'s columns must be multiples of 16; `tile.load {interleaved}` reads such a
     matrix back in the natural order.
+
+    With `scale`, `dest` is an i64 matrix of fixed-point numbers: each
+    element `x` adds `round(x * scale)` with a 64-bit integer
+    `red.global.add.u64`. Integer sums do not depend on the order of the
+    additions, so the result is the same bitwise whatever order the CTAs
+    add in (a deterministic reduction). Values must stay below 2^63 /
+    scale in magnitude; the resolution is 1 / scale.
+
+    ```mlir
+    tile.scatter_add_rows %dkv, %acc[%rows, %c0] scale %s
+        : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+    ```
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
-                       Tile_RegTile:$rows, Index:$column,
+                       Tile_RegTile:$rows, Index:$column, Optional<F32>:$scale,
                        Optional<Tile_SmemTile>:$staging, UnitAttr:$interleaved);
   let assemblyFormat = [{
-    $value `,` $dest `[` $rows `,` $column `]` (`staging` $staging^)? attr-dict `:`
+    $value `,` $dest `[` $rows `,` $column `]` (`scale` $scale^)? (`staging` $staging^)?
+    attr-dict `:`
     qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
     (`,` qualified(type($staging))^)?
   }];

@@ -15,10 +15,13 @@ def TileSpecializePass : Pass<"tile-specialize", "::mlir::ModuleOp"> {
     binding kept as the `tile.params` attribute (it reaches the manifest).
     The generic kernel is removed. Each variant is verified at once, so a
     size that breaks a rule (a GEMM width that is not a multiple of 8, say)
-    is reported with the variant that gave it. The passes that follow
-    refuse kernels that still have shape parameters.
+    is reported with the variant that gave it. A parameter may choose code:
+    each `scf.if` whose condition becomes a constant (`tile.param "det" :
+    i1`) is replaced by the branch it takes, so the passes that follow see
+    the variant's code path alone. They refuse kernels that still have
+    shape parameters.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
 def TileSplitDPass : Pass<"tile-split-d", "::sparse_mla::tile::KernelOp"> {
