@@ -9,8 +9,8 @@ except ImportError:  # the source tree itself
     __version__, __commit__ = "unknown", "unknown"
 
 from ._runtime import KernelError, kernels_dir, load_manifest
-from .bwd import SparseMLA, sparse_mla_bwd
+from .bwd import SparseMLA, sparse_mla_bwd, workspace_bytes
 from .ops import postprocess, preprocess
 
 __all__ = ["KernelError", "SparseMLA", "__commit__", "__version__", "kernels_dir",
-           "load_manifest", "preprocess", "postprocess", "sparse_mla_bwd"]
+           "load_manifest", "preprocess", "postprocess", "sparse_mla_bwd", "workspace_bytes"]

@@ -7,6 +7,7 @@ B=1, G=1, D=512, D_tail=64 (--d-tail), S=Skv, topk=2048, o and lse from a real (
 forward, in one process on the same inputs:
   sparse_mla      this package, with token tiles where they apply
   sparse_mla_t1   token_tile=1, the per-token kernel (only where tiles apply)
+  sparse_mla_det  deterministic=True: dKV in 64-bit fixed point (with --deterministic)
   cudnn_fe_sm90   NVIDIA cuDNN-frontend's SM90 DSA backward, when importable
   reference       the float32 PyTorch reference (with --reference)
 CUDA events, a second of GEMMs before the first shape (the first shapes'
@@ -78,7 +79,7 @@ def make_inputs(s, h, topk, pattern, seed=1, d_tail=D_TAIL):
     return q, kv, o, do, idx, lse
 
 
-def peers(with_reference):
+def peers(with_reference, deterministic=False):
     import sparse_mla
     from .reference import sparse_mla_bwd_reference
     found = {
@@ -87,6 +88,9 @@ def peers(with_reference):
         "sparse_mla_t1": lambda q, kv, o, do, idx, lse: sparse_mla.sparse_mla_bwd(
             q, kv, o, do, idx, lse, lse_base2=False, token_tile=1),
     }
+    if deterministic:
+        found["sparse_mla_det"] = lambda q, kv, o, do, idx, lse: sparse_mla.sparse_mla_bwd(
+            q, kv, o, do, idx, lse, lse_base2=False, deterministic=True)
     try:
         from cudnn.deepseek_sparse_attention import sparse_attention_backward_wrapper
 
@@ -132,10 +136,10 @@ def warm_up(seconds=1.0):
         torch.cuda.synchronize()
 
 
-def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL):
+def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, deterministic=False):
     import sparse_mla
     rows = []
-    kernels = peers(with_reference)
+    kernels = peers(with_reference, deterministic)
     print("device", torch.cuda.get_device_name(), "kernels", list(kernels), flush=True)
     warm_up()
     for pattern in patterns:
@@ -154,6 +158,8 @@ def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL):
                                wall_s=round(time.time() - t0, 1))
                     if name.startswith("sparse_mla"):
                         row["tile_tokens"] = 1 if name == "sparse_mla_t1" else tiles
+                    if name == "sparse_mla_det":
+                        row["deterministic"] = True
                 except Exception as e:  # a failing kernel is a row, not the end of the run
                     row["error"] = repr(e)[:300]
                 print(json.dumps(row), flush=True)
@@ -183,19 +189,23 @@ def table(run):
             if r["pattern"] == pattern:
                 rows.setdefault((r["S"], r["H"]), {})[r["peer"]] = r
         out += [f"## Pattern `{pattern}`\n",
-                "| S | H | T | ours ms | TFLOP/s | per token ms | cuDNN ms | x cuDNN | x per token |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                "| S | H | T | ours ms | TFLOP/s | per token ms | cuDNN ms | x cuDNN | x per token "
+                "| deterministic ms | its cost | det. x cuDNN |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for (s, h), by in sorted(rows.items()):
             ours = by.get("sparse_mla")
             if not ours:
                 continue
             t1 = by.get("sparse_mla_t1", {}).get("ms")
             cd = by.get("cudnn_fe_sm90", {}).get("ms")
+            det = by.get("sparse_mla_det", {}).get("ms")
             out.append("| " + " | ".join(map(str, [
                 s, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}", f"{ours['tflops']:.0f}",
                 f"{t1:.2f}" if t1 else "-", f"{cd:.2f}" if cd else "-",
                 f"{cd / ours['ms']:.2f}" if cd else "-",
-                f"{t1 / ours['ms']:.2f}" if t1 else "-"])) + " |")
+                f"{t1 / ours['ms']:.2f}" if t1 else "-",
+                f"{det:.2f}" if det else "-", f"{det / ours['ms'] - 1:+.0%}" if det else "-",
+                f"{cd / det:.2f}" if det and cd else "-"])) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -211,9 +221,11 @@ def plot(run, path):
     timed = [r for r in run["rows"] if "ms" in r and r["peer"] != "reference"]
     heads = sorted({r["H"] for r in timed})
     fig, axes = plt.subplots(1, len(heads), figsize=(3.6 * len(heads), 3.6), squeeze=False)
-    colors = {"sparse_mla": "C0", "sparse_mla_t1": "C2", "cudnn_fe_sm90": "C3"}
+    colors = {"sparse_mla": "C0", "sparse_mla_t1": "C2", "cudnn_fe_sm90": "C3",
+              "sparse_mla_det": "C1"}
     labels = {"sparse_mla": "sparse_mla", "sparse_mla_t1": "sparse_mla per token",
-              "cudnn_fe_sm90": "cuDNN-frontend SM90"}
+              "cudnn_fe_sm90": "cuDNN-frontend SM90",
+              "sparse_mla_det": "sparse_mla deterministic"}
     for ax, h in zip(axes[0], heads):
         for (peer, pattern) in sorted({(r["peer"], r["pattern"]) for r in timed if r["H"] == h}):
             pts = sorted((r["S"], r["tflops"]) for r in timed
@@ -261,6 +273,8 @@ def main(argv=None):
     ap.add_argument("--d-tail", type=int, default=D_TAIL, choices=(0, D_TAIL),
                     help="columns of q and kv past D (the rope part): 64, or 0")
     ap.add_argument("--reference", action="store_true", help="also time the PyTorch reference")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="also time deterministic=True (sparse_mla_det)")
     ap.add_argument("--out", default=".", help="folder for bench.json, bench.md, bench.png")
     ap.add_argument("--render", nargs="+", metavar="RUN.json",
                     help="no timing: the table and plot of earlier runs (merged)")
@@ -281,7 +295,7 @@ def main(argv=None):
     patterns = a.patterns.split(",")
     if not set(patterns) <= {"random", "correlated"}:
         ap.error(f"--patterns must be random and/or correlated, got {a.patterns!r}")
-    rows = measure(shapes, patterns, a.topk, a.reps, a.reference, a.d_tail)
+    rows = measure(shapes, patterns, a.topk, a.reps, a.reference, a.d_tail, a.deterministic)
     run = dict(date=datetime.date.today().isoformat(), version=sparse_mla.__version__,
                device=torch.cuda.get_device_name(), topk=a.topk, d_tail=a.d_tail,
                command="python3 -m sparse_mla.bench " + " ".join(argv or sys.argv[1:]),

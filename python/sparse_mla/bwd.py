@@ -1,7 +1,12 @@
-"""The sparse-MLA backward as a PyTorch drop-in: preprocess (Delta), the main
-kernel (kernels/sparse_mla_bwd.mlir) and the postprocess (fp32 dKV -> bf16),
-with every argument checked before anything is launched."""
+"""The sparse-MLA backward as a PyTorch drop-in: preprocess (Delta), the
+attention sink's kernels, the union builder of token tiles, the main kernel
+(kernels/sparse_mla_bwd.mlir) and the postprocess (the dKV workspace ->
+bf16 or f32), with every argument checked before anything is launched.
+
+Scratch memory comes from one workspace (``workspace_bytes`` sizes it): a
+call given ``dq_out``, ``dkv_out`` and ``workspace`` allocates nothing."""
 import math
+from typing import Optional
 
 import torch
 
@@ -13,18 +18,31 @@ LOG2E = 1.0 / math.log(2.0)
 # Token tiles (kernels/sparse_mla_union.mlir): a tile's token bits are an
 # i32, and the union builder holds a tile's slots and a bitmap of its keys.
 MAX_TILE_TOKENS = 8
-# Union entries (keys and bits) of one launch: 2^25 of each, 256 MB.
-MAX_UNION_ENTRIES = 1 << 25
+# The union builder tags a slot by (token, slot) in 31 bits: topk < 2^26.
+MAX_TOPK = (1 << 26) - 1
+# Union entries (keys and bits, 8 bytes an entry) of one launch: the
+# default budget of the union buffers, per launch of the builder and the
+# main kernel (launches follow one another over the tiles).
+UNION_BYTES = 64 << 20
+# deterministic=True adds dKV as 64-bit integers in units of 2^-40: sums are
+# exact whatever the order, |dKV| must stay below 2^23, and each addition
+# rounds to 2^-40 (about 1e-12) absolutely.
+FIXED_POINT_BITS = 40
+# Tokens per CTA of the sink kernel (a multiple of its 16-token tiles).
+SINK_CHUNK = 256
+# Workspace pieces start at multiples of this (the kernels' 16-byte accesses).
+_ALIGN = 256
 
 
 def variants():
-    """The compiled backward kernels: (D, D_tail, columns per CTA) -> kernel
-    name, from the shape parameters in the manifests (tile-specialize)."""
+    """The compiled backward kernels: (D, D_tail, columns per CTA,
+    deterministic) -> kernel name, from the shape parameters in the
+    manifests (tile-specialize)."""
     found = {}
     for name, kernel in _runtime.load_manifest().items():
         p = kernel.get("params", {})
-        if name.startswith("sparse_mla_bwd_") and {"hw", "hp", "d", "dqk"} <= p.keys():
-            found[(p["d"], p["dqk"] - p["d"], p["hp"])] = name
+        if name.startswith("sparse_mla_bwd_") and {"hw", "hp", "d", "dqk", "det"} <= p.keys():
+            found[(p["d"], p["dqk"] - p["d"], p["hp"], bool(p["det"]))] = name
     return found
 
 
@@ -37,19 +55,20 @@ def union_variants():
 
 def supported_dims():
     """The (D, D_tail) pairs with a compiled backward."""
-    return sorted({(d, t) for d, t, _ in variants()}, reverse=True)
+    return sorted({(d, t) for d, t, _, _ in variants()}, reverse=True)
 
 
-def select_variant(columns, d_v, d_tail):
+def select_variant(columns, d_v, d_tail, deterministic=False):
     """(kernel name, columns per CTA) for `columns` (token, head) columns of
     a tile: the smallest variant that holds them all (padding is masked),
     else the largest (the heads are then split into blocks of it)."""
     found = variants()
-    sizes = sorted(n for d, t, n in found if (d, t) == (d_v, d_tail))
+    sizes = sorted(n for d, t, n, det in found
+                   if (d, t) == (d_v, d_tail) and det == bool(deterministic))
     if not sizes:
         raise _runtime.KernelError(f"no compiled backward for D={d_v}, D_tail={d_tail}")
     per_cta = next((n for n in sizes if n >= columns), sizes[-1])
-    return found[(d_v, d_tail, per_cta)], per_cta
+    return found[(d_v, d_tail, per_cta, bool(deterministic))], per_cta
 
 
 def select_union(kv_len, slots):
@@ -68,7 +87,7 @@ def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
     than its tokens one by one. 1 (per token) where heads_per_group fills a
     CTA, where a builder variant does not fit (Skv or T * topk too large) or
     for single-token rows. ``token_tile`` sets T; it must fit those limits."""
-    widest = max(n for *_, n in variants())
+    widest = max(n for _, _, n, _ in variants())
     if token_tile is not None:
         if isinstance(token_tile, bool) or not isinstance(token_tile, int) or token_tile < 1:
             raise ValueError(f"token_tile must be a positive int, got {token_tile!r}")
@@ -89,22 +108,22 @@ def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
     return t
 
 
-def _check(q, kv, o, do, indices, lse):
-    check_tensor("q", q, torch.bfloat16)
+def _shapes(q, kv, o, do, indices, lse):
+    """The problem's sizes, after the arguments' types, ranks and shapes are
+    checked: (b, s, h, dqk, skv, g, d_v, topk, batched)."""
+    check_tensor("q", q, torch.bfloat16, contiguous=False)
     batched = q.dim() == 4
     if q.dim() not in (3, 4):
         raise ValueError(f"q must be [B, S, H, D+D_tail] or [S, H, D+D_tail], "
                          f"got shape {tuple(q.shape)}")
     n = q.dim()
-    check_tensor("kv", kv, torch.bfloat16, ndim=n)
-    check_tensor("o", o, torch.bfloat16, ndim=n)
-    check_tensor("do", do, torch.bfloat16, ndim=n)
+    check_tensor("kv", kv, torch.bfloat16, ndim=n, contiguous=False)
+    check_tensor("o", o, torch.bfloat16, ndim=n, contiguous=False)
+    check_tensor("do", do, torch.bfloat16, ndim=n, contiguous=False)
     if not isinstance(indices, torch.Tensor):
         raise TypeError(f"indices must be a torch.Tensor, got {type(indices).__name__}")
-    if indices.dtype != torch.int32:
-        raise TypeError(f"indices must be torch.int32, got {indices.dtype}")
-    check_tensor("indices", indices, torch.int32, ndim=n)
-    check_tensor("lse", lse, torch.float32, ndim=n - 1)
+    check_tensor("indices", indices, torch.int32, ndim=n, contiguous=False)
+    check_tensor("lse", lse, torch.float32, ndim=n - 1, contiguous=False)
     lead = q.shape[:-3] if batched else ()
     s, h, dqk = q.shape[-3:]
     skv, g = kv.shape[-3], kv.shape[-2]
@@ -123,6 +142,9 @@ def _check(q, kv, o, do, indices, lse):
     if indices.shape[:-1] != (*lead, s, g) or indices.shape[-1] < 1:
         raise ValueError(f"indices must have shape {(*lead, s, g, 'topk')} with topk >= 1, "
                          f"got {tuple(indices.shape)}")
+    topk = indices.shape[-1]
+    if topk > MAX_TOPK:
+        raise ValueError(f"topk = {topk} exceeds {MAX_TOPK}")
     if lse.shape != (*lead, s, h):
         raise ValueError(f"lse must have shape {(*lead, s, h)}, got {tuple(lse.shape)}")
     b = lead[0] if batched else 1
@@ -130,115 +152,366 @@ def _check(q, kv, o, do, indices, lse):
         raise ValueError(f"B * Skv * G = {b * skv * g} kv rows exceed the int32 row index")
     if b * s * h >= 2**31:
         raise ValueError(f"B * S * H = {b * s * h} (token, head) rows exceed the int32 row index")
-    check_devices(q=q, kv=kv, o=o, do=do, indices=indices, lse=lse)
-    return b, s, h, dqk, skv, g, d_v
+    return b, s, h, dqk, skv, g, d_v, topk, batched
+
+
+def _check_extras(shape, topk_length, attn_sink, q_offset, lead):
+    """topk_length [.., S] or [.., S, G] int32, attn_sink [H] float32 and
+    q_offset (an int) against the problem's shape."""
+    b, s, h, _, skv, g, *_ = shape
+    if topk_length is not None:
+        check_tensor("topk_length", topk_length, torch.int32, contiguous=False)
+        if topk_length.shape not in ((*lead, s), (*lead, s, g)):
+            raise ValueError(f"topk_length must have shape {(*lead, s)} or {(*lead, s, g)} "
+                             f"(per kv group), got {tuple(topk_length.shape)}")
+    if attn_sink is not None:
+        check_tensor("attn_sink", attn_sink, torch.float32, ndim=1, contiguous=False)
+        if attn_sink.shape != (h,):
+            raise ValueError(f"attn_sink must have shape {(h,)}, got {tuple(attn_sink.shape)}")
+    if isinstance(q_offset, bool) or not isinstance(q_offset, int):
+        raise TypeError(f"q_offset must be an int, got {type(q_offset).__name__}")
+    if not (-2**31 < q_offset and q_offset + s < 2**31):
+        raise ValueError(f"q_offset = {q_offset}: positions q_offset .. q_offset + S must fit "
+                         f"in int32")
+
+
+class _Plan:
+    """What a call launches and the workspace it uses, from the shapes alone
+    (so that ``workspace_bytes`` and the call agree). With token tiles, the
+    union buffers hold the tiles of one launch: as many as `union_bytes`
+    allows or, given a workspace of `fit` bytes, as many as fit in it."""
+
+    def __init__(self, shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES,
+                 fit=None):
+        b, s, h, dqk, skv, g, d_v, topk, _ = shape
+        self.tokens, self.rows, self.g = b * s, b * skv * g, g
+        heads = h // g
+        self.t = tile_tokens(heads, s, skv, topk, token_tile)
+        self.width = self.t * topk
+        self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic)
+        self.blocks = -(-heads // self.per_cta)
+        if g * self.blocks > 65535:
+            raise ValueError(f"G * ceil(H/G / {self.per_cta}) = {g * self.blocks} exceeds "
+                             f"the grid")
+        self.tiles = b * -(-s // self.t)
+        self.chunks = -(-self.tokens // SINK_CHUNK) if sink else 0
+        # (name, dtype, shape) of each piece of the workspace but the unions.
+        self.fixed = [("delta", torch.float32, (self.tokens, h))]
+        if sink:
+            self.fixed += [("lse", torch.float32, (self.tokens, h)),
+                           ("partial", torch.float32, (self.chunks, h))]
+        self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
+                           (self.rows, dqk)))
+        self.per_launch = self.tiles
+        if self.t > 1:
+            per_tile = g * (8 * self.width + 4)
+            self.per_launch = max(1, min(self.tiles, union_bytes // per_tile))
+            if fit is not None:
+                while self.per_launch > 1 and self._bytes(self.per_launch) > fit:
+                    self.per_launch = max(1, min(self.per_launch - 1,
+                                                 (fit - self._bytes(0)) // per_tile))
+        self.pieces = self.fixed + self._unions(self.per_launch)
+        self.bytes = self._bytes(self.per_launch)
+
+    def _unions(self, n):
+        if self.t == 1:
+            return []
+        return [("keys", torch.int32, (n * self.g, self.width)),
+                ("bits", torch.int32, (n * self.g, self.width)),
+                ("counts", torch.int32, (n, self.g))]
+
+    def _bytes(self, n):
+        return sum(_round_up(_numel(sh) * dt.itemsize) for _, dt, sh in self.fixed + self._unions(n))
+
+    def carve(self, workspace):
+        """The pieces as views of `workspace` (uint8, at least self.bytes)."""
+        out, at = {}, 0
+        for name, dtype, shape in self.pieces:
+            n = _numel(shape) * dtype.itemsize
+            out[name] = workspace[at:at + n].view(dtype).view(shape)
+            at += _round_up(n)
+        return out
+
+
+def _numel(shape):
+    return math.prod(shape)
+
+
+def _round_up(n):
+    return -(-n // _ALIGN) * _ALIGN
+
+
+def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic=False,
+                    token_tile=None, union_bytes=UNION_BYTES):
+    """Bytes of scratch memory that ``sparse_mla_bwd`` with these arguments
+    uses: pass a uint8 CUDA tensor of at least this size as ``workspace``
+    (with ``dq_out`` and ``dkv_out``) and the call allocates nothing. Only
+    the shapes, dtypes and these options matter (tensors on the "meta"
+    device will do). ``union_bytes`` bounds the token tiles' union buffers
+    (more launches where they are smaller)."""
+    shape = _shapes(q, kv, o, do, indices, lse)
+    return _Plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes).bytes
+
+
+def _contiguous(t):
+    """t, or a contiguous 16-byte-aligned copy of it: the kernels address
+    rows of contiguous matrices (a documented copy for strided views)."""
+    return t if t.is_contiguous() and t.data_ptr() % 16 == 0 else t.contiguous()
+
+
+def _check_output(name, t, like, dtypes):
+    if not isinstance(t, torch.Tensor) or t.dtype not in dtypes:
+        raise TypeError(f"{name} must be a torch.Tensor of {' or '.join(map(str, dtypes))}, "
+                        f"got {getattr(t, 'dtype', type(t).__name__)}")
+    if t.shape != like.shape:
+        raise ValueError(f"{name} must have shape {tuple(like.shape)}, got {tuple(t.shape)}")
 
 
 def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
-                   lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None, stats=None):
-    """Gradients (dq, dkv) of sparse MLA, like TileLang's ``sparse_mla_bwd``.
+                   lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None, stats=None, *,
+                   topk_length=None, attn_sink=None, q_offset=0, deterministic=False,
+                   dq_out=None, dkv_out=None, d_sink_out=None, accumulate=False,
+                   workspace=None):
+    """Gradients (dq, dkv) of sparse MLA, like TileLang's ``sparse_mla_bwd``;
+    (dq, dkv, d_sink) with ``attn_sink``.
 
     q [B,S,H,D+D_tail] bf16, kv [B,Skv,G,D+D_tail] bf16, o and do [B,S,H,D]
     bf16, indices [B,S,G,topk] int32, lse [B,S,H] float32 (the batch
-    dimension may be left out of all of them). lse is base 2 as TileLang's
-    forward returns it, or natural with ``lse_base2=False``. Invalid indices
-    (negative, >= Skv, > s when causal) contribute nothing. dq is bf16; dkv
-    is bf16, or the float32 accumulator with ``dkv_dtype=torch.float32``.
+    dimension may be left out of all of them; packed variable-length
+    batches (THD) are one unbatched sequence whose indices point into it).
+    lse is base 2 as TileLang's forward returns it, or natural with
+    ``lse_base2=False``. Invalid indices (negative, >= Skv, in the future
+    of their token when causal) contribute nothing and are never read.
+    Strided inputs are copied to contiguous ones first.
+
+    - ``topk_length`` [B,S] or [B,S,G] int32: slot j of a row is ignored
+      when j >= clamp(length, 0, topk), whatever it holds.
+    - ``attn_sink`` [H] float32: a per-head logit in the softmax
+      denominator, with no value row; lse is over the keys only (P = exp(s
+      - logaddexp(lse, sink))). -inf is no sink; +inf makes every other
+      gradient 0. Adds d_sink [H] float32 to the result.
+    - ``q_offset``: the position of each batch row's first query (context
+      parallelism: a rank's chunk of queries at [q_offset, q_offset + S));
+      causal masking keeps keys k <= q_offset + s.
+    - ``deterministic``: dkv (and d_sink, dq) bitwise the same on every run
+      on one GPU and build; dKV is summed in 64-bit fixed point (units of
+      2^-FIXED_POINT_BITS, |dkv| < 2^23). dq and d_sink are reproducible
+      in either mode.
+    - ``dq_out`` (bf16, q's shape), ``dkv_out`` (bf16 or float32, kv's
+      shape; its dtype is dkv_dtype) and ``d_sink_out`` (float32 [H]):
+      written in place (strided ones through a copy). ``accumulate=True``
+      adds dkv into ``dkv_out``.
+    - ``workspace``: a uint8 CUDA tensor of at least ``workspace_bytes``;
+      with it and contiguous outputs nothing is allocated.
+
     ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
     adjacent tokens that share one gather and scatter of their keys. A dict
     passed as ``stats`` receives "tile_tokens" (T) and "blocks": an int32
     tensor of the 64-slot blocks each CTA of the main kernel computed (those
     without a valid slot are skipped), in launch order."""
-    if dkv_dtype not in (torch.bfloat16, torch.float32):
+    shape = _shapes(q, kv, o, do, indices, lse)
+    b, s, h, dqk, skv, g, d_v, topk, batched = shape
+    lead = q.shape[:-3]
+    _check_extras(shape, topk_length, attn_sink, q_offset, lead)
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    if dkv_out is not None:
+        _check_output("dkv_out", dkv_out, kv, (torch.bfloat16, torch.float32))
+        dkv_dtype = dkv_out.dtype
+    elif dkv_dtype not in (torch.bfloat16, torch.float32):
         raise TypeError(f"dkv_dtype must be torch.bfloat16 or torch.float32, got {dkv_dtype}")
+    if dq_out is not None:
+        _check_output("dq_out", dq_out, q, (torch.bfloat16,))
+    if d_sink_out is not None:
+        if attn_sink is None:
+            raise ValueError("d_sink_out is the gradient of attn_sink: pass attn_sink")
+        _check_output("d_sink_out", d_sink_out, attn_sink, (torch.float32,))
+    if accumulate and dkv_out is None:
+        raise ValueError("accumulate=True adds into dkv_out: pass dkv_out")
     if sm_scale is not None and not math.isfinite(float(sm_scale)):
         raise ValueError(f"sm_scale must be finite, got {sm_scale}")
-    b, s, h, dqk, skv, g, d_v = _check(q, kv, o, do, indices, lse)
+    sink = attn_sink is not None
+    plan = _Plan(shape, token_tile, deterministic, sink)
+    if workspace is not None:
+        check_tensor("workspace", workspace, torch.uint8, ndim=1)
+        # A smaller workspace than workspace_bytes gives fewer tiles a launch.
+        plan = _Plan(shape, token_tile, deterministic, sink, fit=workspace.numel())
+        if workspace.numel() < plan.bytes:
+            least = _Plan(shape, token_tile, deterministic, sink, union_bytes=0).bytes
+            raise ValueError(f"workspace must hold at least {least} bytes "
+                             f"({_Plan(shape, token_tile, deterministic, sink).bytes} from "
+                             f"workspace_bytes), got {workspace.numel()}")
+    check_devices(q=q, kv=kv, o=o, do=do, indices=indices, lse=lse,
+                  **{k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,
+                                           dq_out=dq_out, dkv_out=dkv_out,
+                                           d_sink_out=d_sink_out,
+                                           workspace=workspace).items() if v is not None})
+    q, kv, o, do, indices, lse = map(_contiguous, (q, kv, o, do, indices, lse))
+    if topk_length is not None:
+        topk_length = _contiguous(topk_length)
+    if attn_sink is not None:
+        attn_sink = _contiguous(attn_sink)
     sm_scale = dqk ** -0.5 if sm_scale is None else float(sm_scale)
-    topk = indices.shape[-1]
-    heads = h // g
-    t = tile_tokens(heads, s, skv, topk, token_tile)
-    tokens, rows = b * s, b * skv * g
-    dq = torch.empty_like(q)
-    ws = torch.zeros(kv.shape, dtype=torch.float32, device=q.device)
+    if workspace is None:
+        workspace = torch.empty(plan.bytes, dtype=torch.uint8, device=q.device)
+    scratch = plan.carve(workspace)
+    dq = dq_out if dq_out is not None and dq_out.is_contiguous() else torch.empty_like(q)
+    device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
+    tokens, rows, t = plan.tokens, plan.rows, plan.t
+    ws = scratch["ws"]
+    ws.zero_()
     computed = []
+    d_sink = None
+    if attn_sink is not None:
+        d_sink = (d_sink_out if d_sink_out is not None and d_sink_out.is_contiguous()
+                  else torch.empty(h, dtype=torch.float32, device=q.device))
+    if tokens:
+        delta = preprocess(o, do, out=scratch["delta"].view(o.shape[:-1]))
+        lse_in = lse.view(tokens, h)
+        if attn_sink is not None:
+            _runtime.launch("sparse_mla_sink", [plan.chunks, -(-h // 128)],
+                            [lse_in, delta.view(tokens, h), attn_sink, scratch["lse"],
+                             scratch["partial"], SINK_CHUNK, 1.0 if lse_base2 else LOG2E],
+                            device, stream)
+            _runtime.launch("sparse_mla_sink_sum", [-(-h // 128)],
+                            [scratch["partial"], d_sink], device, stream)
+            lse_in = scratch["lse"]
+    elif d_sink is not None:
+        d_sink.zero_()
     if tokens and rows:
-        delta = preprocess(o, do)
-        name, per_cta = select_variant(t * heads, d_v, dqk - d_v)
-        blocks = -(-heads // per_cta)
-        if g * blocks > 65535:
-            raise ValueError(f"G * ceil(H/G / {per_cta}) = {g * blocks} exceeds the grid")
-        device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
         idx = indices.view(tokens, g, topk)
-        tiles = b * -(-s // t)
-        # Per token (T = 1) the slots are the indices; with tiles, the union
-        # of each tile's keys, built in launches of at most MAX_UNION_ENTRIES.
-        per_launch = tiles if t == 1 else max(1, MAX_UNION_ENTRIES // (g * t * topk))
-        for first in range(0, tiles, per_launch):
-            n = min(per_launch, tiles - first)
+        lengths = (topk_length.view(tokens, -1) if topk_length is not None
+                   else idx.new_empty(tokens, 0))
+        f32_ws = ws if not deterministic else ws.new_empty((0, dqk), dtype=torch.float32)
+        fixed_ws = ws if deterministic else ws.new_empty((0, dqk), dtype=torch.int64)
+        for first in range(0, plan.tiles, plan.per_launch):
+            n = min(plan.per_launch, plan.tiles - first)
             if t == 1:
                 keys = idx.view(tokens * g, topk)
                 bits = keys.new_empty(tokens * g, 0)
-                counts = keys.new_empty(0)
+                counts = lengths
             else:
-                keys = idx.new_empty(n * g, t * topk)
-                bits, counts = torch.empty_like(keys), idx.new_empty(n * g)
+                keys = scratch["keys"][:n * g]
+                bits = scratch["bits"][:n * g]
+                counts = scratch["counts"][:n]
                 _runtime.launch(select_union(skv, t * topk), [n, g],
-                                [idx, keys, bits, counts, s, skv, t, first,
-                                 int(bool(is_causal))], device, stream)
-            computed.append(idx.new_zeros(n * g * blocks if stats is not None else 0))
+                                [idx, lengths, keys, bits, counts.view(-1), s, skv, t, first,
+                                 int(bool(is_causal)), q_offset], device, stream)
+            computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
             _runtime.launch(
-                name, [n, g * blocks],
+                plan.name, [n, g * plan.blocks],
                 [q.view(tokens * h, dqk), kv.view(rows, dqk), do.view(tokens * h, d_v),
-                 keys, bits, counts, lse.view(tokens, h), delta.view(tokens, h),
-                 dq.view(tokens * h, dqk), ws.view(rows, dqk), computed[-1],
-                 s, skv, g, heads, t, first, int(bool(is_causal)), sm_scale * LOG2E,
-                 1.0 if lse_base2 else LOG2E, sm_scale],
+                 keys, bits, counts, lse_in.view(tokens, h), delta.view(tokens, h),
+                 dq.view(tokens * h, dqk), f32_ws.view(-1, dqk), fixed_ws.view(-1, dqk),
+                 computed[-1], s, skv, g, h // g, t, first, int(bool(is_causal)), q_offset,
+                 sm_scale * LOG2E, 1.0 if lse_base2 else LOG2E, sm_scale,
+                 float(2 ** FIXED_POINT_BITS)],
                 device, stream)
     elif tokens:
         dq.zero_()
+    if dq_out is not None and dq is not dq_out:
+        dq_out.copy_(dq)
+        dq = dq_out
+    if d_sink_out is not None and d_sink is not d_sink_out:
+        d_sink_out.copy_(d_sink)
+        d_sink = d_sink_out
+    dkv = _finish_dkv(ws, kv, dkv_out, dkv_dtype, accumulate, deterministic)
     if stats is not None:
         stats["tile_tokens"] = t
         stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
-    if not ws.numel():
-        return dq, ws.to(dkv_dtype)
-    return dq, postprocess(ws, out=torch.empty_like(ws, dtype=dkv_dtype))
+    return (dq, dkv) if d_sink is None else (dq, dkv, d_sink)
+
+
+def _finish_dkv(ws, kv, dkv_out, dkv_dtype, accumulate, deterministic):
+    """dkv from the workspace: into dkv_out (added to it with accumulate),
+    else a new tensor of dkv_dtype."""
+    out = dkv_out
+    if out is None:
+        out = torch.empty(kv.shape, dtype=dkv_dtype, device=kv.device)
+    target = out if out.is_contiguous() else out.contiguous()
+    if ws.numel():
+        unit = 2.0 ** -FIXED_POINT_BITS if deterministic else 1.0
+        postprocess(ws.view(kv.shape), out=target, accumulate=accumulate,
+                    fixed_point_unit=unit if deterministic else None)
+    elif not accumulate:
+        target.zero_()
+    if target is not out:
+        out.copy_(target)
+    return out
 
 
 @torch.library.custom_op("sparse_mla::bwd", mutates_args=())
 def _bwd_op(q: torch.Tensor, kv: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
             indices: torch.Tensor, lse: torch.Tensor, sm_scale: float, is_causal: bool,
-            lse_base2: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    return sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2)
+            lse_base2: bool, topk_length: Optional[torch.Tensor] = None,
+            attn_sink: Optional[torch.Tensor] = None, q_offset: int = 0,
+            deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    out = sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2,
+                         topk_length=topk_length, attn_sink=attn_sink, q_offset=q_offset,
+                         deterministic=deterministic)
+    d_sink = out[2] if attn_sink is not None else q.new_empty(0, dtype=torch.float32)
+    return out[0], out[1], d_sink
 
 
 @_bwd_op.register_fake
-def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2):
-    return torch.empty_like(q), torch.empty_like(kv)
+def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, topk_length=None,
+      attn_sink=None, q_offset=0, deterministic=False):
+    n = q.shape[-2] if attn_sink is not None else 0
+    return torch.empty_like(q), torch.empty_like(kv), q.new_empty(n, dtype=torch.float32)
+
+
+@torch.library.custom_op("sparse_mla::bwd_into", mutates_args=("dq_out", "dkv_out", "workspace"))
+def _bwd_into_op(q: torch.Tensor, kv: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
+                 indices: torch.Tensor, lse: torch.Tensor, sm_scale: float, is_causal: bool,
+                 lse_base2: bool, dq_out: torch.Tensor, dkv_out: torch.Tensor,
+                 workspace: torch.Tensor, accumulate: bool = False,
+                 topk_length: Optional[torch.Tensor] = None, attn_sink: Optional[torch.Tensor] = None,
+                 q_offset: int = 0, deterministic: bool = False) -> torch.Tensor:
+    out = sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2,
+                         topk_length=topk_length, attn_sink=attn_sink, q_offset=q_offset,
+                         deterministic=deterministic, dq_out=dq_out, dkv_out=dkv_out,
+                         accumulate=accumulate, workspace=workspace)
+    return out[2] if attn_sink is not None else q.new_empty(0, dtype=torch.float32)
+
+
+@_bwd_into_op.register_fake
+def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, dq_out, dkv_out, workspace,
+      accumulate=False, topk_length=None, attn_sink=None, q_offset=0, deterministic=False):
+    n = q.shape[-2] if attn_sink is not None else 0
+    return q.new_empty(n, dtype=torch.float32)
 
 
 bwd_op = torch.ops.sparse_mla.bwd
+bwd_into_op = torch.ops.sparse_mla.bwd_into
 
 
 class SparseMLA(torch.autograd.Function):
     """Sparse MLA with this backward, for a forward that returns (o, lse):
     ``o, lse = SparseMLA.apply(q, kv, indices, forward, sm_scale, is_causal,
-    lse_base2)`` where ``forward(q, kv, indices, sm_scale, is_causal)``
-    gives o [.., S, H, D] bf16 and lse [.., S, H] float32 (base 2 unless
-    lse_base2 is False). lse is not differentiable."""
+    lse_base2, topk_length, attn_sink, q_offset, deterministic)`` where
+    ``forward(q, kv, indices, sm_scale, is_causal, **extras)`` gives o
+    [.., S, H, D] bf16 and lse [.., S, H] float32 (base 2 unless lse_base2
+    is False, over the keys only); extras holds topk_length, attn_sink and
+    q_offset where they are given. attn_sink gets its gradient; lse is not
+    differentiable."""
 
     @staticmethod
-    def forward(ctx, q, kv, indices, forward, sm_scale=None, is_causal=True, lse_base2=True):
+    def forward(ctx, q, kv, indices, forward, sm_scale=None, is_causal=True, lse_base2=True,
+                topk_length=None, attn_sink=None, q_offset=0, deterministic=False):
         sm_scale = q.shape[-1] ** -0.5 if sm_scale is None else float(sm_scale)
-        o, lse = forward(q, kv, indices, sm_scale, is_causal)
-        ctx.save_for_backward(q, kv, o, indices, lse)
-        ctx.sm_scale, ctx.is_causal, ctx.lse_base2 = sm_scale, is_causal, lse_base2
+        extras = {k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,
+                                        q_offset=q_offset or None).items() if v is not None}
+        o, lse = forward(q, kv, indices, sm_scale, is_causal, **extras)
+        ctx.save_for_backward(q, kv, o, indices, lse, topk_length, attn_sink)
+        ctx.options = (sm_scale, is_causal, lse_base2, q_offset, deterministic)
         ctx.mark_non_differentiable(lse)
         return o, lse
 
     @staticmethod
     def backward(ctx, do, _dlse):
-        q, kv, o, indices, lse = ctx.saved_tensors
-        dq, dkv = bwd_op(q, kv, o, do.contiguous(), indices, lse, ctx.sm_scale,
-                         ctx.is_causal, ctx.lse_base2)
-        return dq, dkv, None, None, None, None, None
+        q, kv, o, indices, lse, topk_length, attn_sink = ctx.saved_tensors
+        sm_scale, is_causal, lse_base2, q_offset, deterministic = ctx.options
+        dq, dkv, d_sink = bwd_op(q, kv, o, do.contiguous(), indices, lse, sm_scale, is_causal,
+                                 lse_base2, topk_length, attn_sink, q_offset, deterministic)
+        return (dq, dkv, None, None, None, None, None, None,
+                d_sink if attn_sink is not None else None, None, None)

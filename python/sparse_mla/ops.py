@@ -7,9 +7,10 @@ from . import _runtime
 _ROWS_PER_CTA = 64
 
 
-def check_tensor(name, t, dtype, ndim=None, min_ndim=None):
-    """Common checks of a tensor argument: type, dtype, rank, contiguity and
-    16-byte alignment (the kernels use 16-byte accesses). Devices are checked
+def check_tensor(name, t, dtype, ndim=None, min_ndim=None, contiguous=True):
+    """Common checks of a tensor argument: type, dtype, rank and, unless the
+    caller copies strided ones (contiguous=False), contiguity and 16-byte
+    alignment (the kernels use 16-byte accesses). Devices are checked
     last, by check_devices, so that shape errors show without a GPU."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
@@ -20,6 +21,8 @@ def check_tensor(name, t, dtype, ndim=None, min_ndim=None):
     if min_ndim is not None and t.dim() < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimensions, "
                          f"got shape {tuple(t.shape)}")
+    if not contiguous:
+        return
     if not t.is_contiguous():
         raise ValueError(f"{name} must be contiguous")
     if t.data_ptr() % 16:
@@ -69,18 +72,25 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
     return out
 
 
-def postprocess(ws: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
-    """The backward's float32 dKV workspace in the natural column order, in
-    bf16 (rounded to nearest even) or, with a float32 ``out``, float32.
+def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = False,
+                fixed_point_unit: float = None) -> torch.Tensor:
+    """The backward's dKV workspace in the natural column order, in bf16
+    (rounded to nearest even) or, with a float32 ``out``, float32; with
+    ``accumulate``, added to what ``out`` holds.
 
     ws: float32 [..., C], C a multiple of 16, whose columns are interleaved
     in groups of 16 as the main kernel's atomics add them (column
-    8h + 2q + e of a group at 4q + 2h + e). Returns (or writes into ``out``,
-    bf16 or float32) a tensor of the same shape."""
-    check_tensor("ws", ws, torch.float32, min_ndim=1)
+    8h + 2q + e of a group at 4q + 2h + e); or, with ``fixed_point_unit``,
+    int64 [..., C] in the natural order, each unit worth that much (the
+    deterministic mode). Returns (or writes into ``out``, bf16 or float32)
+    a tensor of the same shape."""
+    fixed = fixed_point_unit is not None
+    check_tensor("ws", ws, torch.int64 if fixed else torch.float32, min_ndim=1)
     c = ws.shape[-1]
     if c % 16:
         raise ValueError(f"the last dimension of ws must be a multiple of 16, got {c}")
+    if accumulate and out is None:
+        raise ValueError("accumulate=True adds into out: pass out")
     if out is None:
         out = torch.empty(ws.shape, dtype=torch.bfloat16, device=ws.device)
     else:
@@ -98,9 +108,11 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
         return out
     f32 = out.dtype == torch.float32
     none_bf16 = ws.new_empty((0, c), dtype=torch.bfloat16)
-    none_f32 = ws.new_empty((0, c))
+    none_f32 = ws.new_empty((0, c), dtype=torch.float32)
+    none_i64 = ws.new_empty((0, c), dtype=torch.int64)
     _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
-                    [ws.view(rows, c), none_bf16 if f32 else out.view(rows, c),
-                     out.view(rows, c) if f32 else none_f32],
+                    [none_f32 if fixed else ws.view(rows, c), ws.view(rows, c) if fixed else none_i64,
+                     none_bf16 if f32 else out.view(rows, c), out.view(rows, c) if f32 else none_f32,
+                     int(bool(accumulate)), float(fixed_point_unit or 0.0)],
                     ws.device.index, _stream(ws.device))
     return out

@@ -13,30 +13,54 @@ def _batched(*tensors):
     return [t.unsqueeze(0) for t in tensors]
 
 
-def _gather(kv_b, idx, skv, s0, is_causal):
+def _gather(kv_b, idx, skv, s0, is_causal, q_offset=0, lengths=None):
     """Valid mask [c, G, topk] and gathered keys [c, G, topk, Dqk] of tokens
-    s0 .. s0 + c of one batch."""
+    s0 .. s0 + c of one batch (at positions q_offset + s); `lengths` [c, G]
+    keeps the first lengths (clamped to [0, topk]) slots of each row."""
     g = kv_b.shape[1]
-    pos = torch.arange(s0, s0 + idx.shape[0], device=idx.device).view(-1, 1, 1)
+    pos = torch.arange(s0, s0 + idx.shape[0], device=idx.device).view(-1, 1, 1) + q_offset
     valid = (idx >= 0) & (idx < skv)
     if is_causal:
         valid &= idx <= pos
+    if lengths is not None:
+        slot = torch.arange(idx.shape[-1], device=idx.device).view(1, 1, -1)
+        valid &= slot < lengths.long().clamp(0, idx.shape[-1]).unsqueeze(-1)
     safe = torch.where(valid, idx, torch.zeros_like(idx))
     groups = torch.arange(g, device=idx.device).view(1, g, 1)
     return valid, safe, groups, kv_b[safe, groups]
 
 
+def _lengths(topk_length, batched, b_, s_, g):
+    """topk_length as [B, S, G] (None stays None)."""
+    if topk_length is None:
+        return None
+    t = topk_length if batched else topk_length.unsqueeze(0)
+    if t.dim() == 2:
+        t = t.unsqueeze(-1)
+    return t.expand(b_, s_, g)
+
+
+def _with_sink(lse_nat, attn_sink, h):
+    """The denominator's log with the sink: logaddexp(lse, sink[h])."""
+    if attn_sink is None:
+        return lse_nat
+    return torch.logaddexp(lse_nat, attn_sink.to(lse_nat.dtype).view(*([1] * (lse_nat.dim() - 1)), h))
+
+
 def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=512,
-                             lse_base2=True, dtype=torch.float64, chunk=256):
+                             lse_base2=True, dtype=torch.float64, chunk=256, topk_length=None,
+                             attn_sink=None, q_offset=0):
     """Returns (o in q's dtype, lse float32 [.., S, H]); lse is base 2 (as
-    TileLang's forward returns it) unless lse_base2 is False. Rows without a
-    valid key get o = 0 and lse = -inf."""
+    TileLang's forward returns it) unless lse_base2 is False, and over the
+    keys only (with a sink [H], P = exp(s - logaddexp(lse, sink))). Rows
+    without a valid key get o = 0 and lse = -inf."""
     batched = q.dim() == 4
     if not batched:
         q, kv, indices = _batched(q, kv, indices)
     b_, s_, h, dqk = q.shape
     skv, g = kv.shape[1], kv.shape[2]
     hg = h // g
+    lengths = _lengths(topk_length, batched, b_, s_, g)
     sm_scale = dqk ** -0.5 if sm_scale is None else sm_scale
     o = torch.empty(b_, s_, h, d_v, dtype=q.dtype, device=q.device)
     lse = torch.empty(b_, s_, h, dtype=torch.float32, device=q.device)
@@ -44,13 +68,15 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
         for s0 in range(0, s_, chunk):
             idx = indices[b, s0:s0 + chunk].long()
             c = idx.shape[0]
-            valid, _, _, k = _gather(kv[b], idx, skv, s0, is_causal)
+            valid, _, _, k = _gather(kv[b], idx, skv, s0, is_causal, q_offset,
+                                     None if lengths is None else lengths[b, s0:s0 + c])
             k = k.to(dtype)
             qg = q[b, s0:s0 + c].to(dtype).view(c, g, hg, dqk)
             s = torch.einsum("cghd,cgkd->cghk", qg, k) * sm_scale
             s = s.masked_fill(~valid[:, :, None, :], float("-inf"))
             m = torch.logsumexp(s, dim=-1, keepdim=True)
-            p = torch.where(valid[:, :, None, :], torch.exp(s - m), torch.zeros_like(s))
+            denom = _with_sink(m.view(c, h), attn_sink, h).view(c, g, hg, 1)
+            p = torch.where(valid[:, :, None, :], torch.exp(s - denom), torch.zeros_like(s))
             o[b, s0:s0 + c] = torch.einsum("cghk,cgkd->cghd", p, k[..., :d_v]).reshape(
                 c, h, d_v).to(q.dtype)
             m = m.view(c, h)
@@ -61,8 +87,10 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
 
 
 def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
-                             lse_base2=True, dtype=torch.float64, chunk=256):
-    """(dq, dkv) in `dtype`, from the same inputs as sparse_mla_bwd."""
+                             lse_base2=True, dtype=torch.float64, chunk=256, topk_length=None,
+                             attn_sink=None, q_offset=0):
+    """(dq, dkv) in `dtype`, from the same inputs as sparse_mla_bwd; with
+    attn_sink [H], (dq, dkv, d_sink)."""
     batched = q.dim() == 4
     if not batched:
         q, kv, o, do, indices, lse = _batched(q, kv, o, do, indices, lse)
@@ -70,21 +98,24 @@ def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causa
     skv, g = kv.shape[1], kv.shape[2]
     d_v = o.shape[-1]
     hg = h // g
+    lengths = _lengths(topk_length, batched, b_, s_, g)
     sm_scale = dqk ** -0.5 if sm_scale is None else sm_scale
     dq = torch.zeros(q.shape, dtype=dtype, device=q.device)
     dkv = torch.zeros(kv.shape, dtype=dtype, device=q.device)
     delta = (o.to(dtype) * do.to(dtype)).sum(-1)
     lse_nat = lse.to(dtype) * (LN2 if lse_base2 else 1.0)
+    denom = _with_sink(lse_nat, attn_sink, h)
     for b in range(b_):
         for s0 in range(0, s_, chunk):
             idx = indices[b, s0:s0 + chunk].long()
             c = idx.shape[0]
-            valid, safe, groups, k = _gather(kv[b], idx, skv, s0, is_causal)
+            valid, safe, groups, k = _gather(kv[b], idx, skv, s0, is_causal, q_offset,
+                                             None if lengths is None else lengths[b, s0:s0 + c])
             k = k.to(dtype)
             qg = q[b, s0:s0 + c].to(dtype).view(c, g, hg, dqk)
             dog = do[b, s0:s0 + c].to(dtype).view(c, g, hg, d_v)
             s = torch.einsum("cghd,cgkd->cghk", qg, k) * sm_scale
-            p = torch.exp(s - lse_nat[b, s0:s0 + c].view(c, g, hg, 1))
+            p = torch.exp(s - denom[b, s0:s0 + c].view(c, g, hg, 1))
             p = torch.where(valid[:, :, None, :], p, torch.zeros_like(p))
             dp = torch.einsum("cghd,cgkd->cghk", dog, k[..., :d_v])
             ds = p * (dp - delta[b, s0:s0 + c].view(c, g, hg, 1)) * sm_scale
@@ -94,7 +125,14 @@ def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causa
             dkv[b].index_put_((safe, groups.expand_as(safe)), dk, accumulate=True)
     if not batched:
         dq, dkv = dq[0], dkv[0]
-    return dq, dkv
+    if attn_sink is None:
+        return dq, dkv
+    # The sink's probability is sigmoid(sink - lse); -inf is no sink.
+    sink = attn_sink.to(dtype)
+    w = torch.sigmoid(sink - lse_nat)
+    w = torch.where(sink == float("-inf"), torch.zeros_like(w), w)
+    d_sink = -(w * delta).reshape(-1, h).sum(0)
+    return dq, dkv, d_sink
 
 
 def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk=1024):
@@ -117,18 +155,22 @@ def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk
     return out
 
 
-def token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal=True):
+def token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal=True, topk_length=None,
+                     q_offset=0):
     """What the union builder (kernels/sparse_mla_union.mlir) computes, per
     (tile, group) of flattened tokens [B * S, G, topk]: the tile's keys that
     are valid for at least one of its tokens, increasing, with the bits of
     the tokens that picked them, then one entry per repeat (a key picked
-    again by the same token) with that token's bit. Returns a list, row
-    tile * G + g, of (union [(key, bits)], repeats sorted [(key, bit)])."""
-    tokens, g, _ = indices.shape
+    again by the same token) with that token's bit, in the order of the
+    tokens and of their slots. topk_length [B * S, G or 1] keeps the first
+    slots of each row; token s is at position q_offset + s. Returns a list,
+    row tile * G + g, of (union [(key, bits)], repeats [(key, bit)])."""
+    tokens, g, topk = indices.shape
     b = tokens // seq_len
     tiles_per_row = -(-seq_len // tile_tokens)
     rows = []
     idx = indices.cpu().tolist()
+    lens = None if topk_length is None else topk_length.cpu().reshape(tokens, -1).tolist()
     for tile in range(b * tiles_per_row):
         s0 = (tile % tiles_per_row) * tile_tokens
         t0 = (tile // tiles_per_row) * seq_len + s0
@@ -136,12 +178,14 @@ def token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal=True):
             bits, repeats = {}, []
             for t in range(min(tile_tokens, seq_len - s0)):
                 seen = set()
-                for key in idx[t0 + t][gi]:
-                    if not (0 <= key < kv_len and (not is_causal or key <= s0 + t)):
+                n = topk if lens is None else min(max(lens[t0 + t][min(gi, len(lens[0]) - 1)], 0),
+                                                  topk)
+                for key in idx[t0 + t][gi][:n]:
+                    if not (0 <= key < kv_len and (not is_causal or key <= q_offset + s0 + t)):
                         continue
                     if key in seen:
                         repeats.append((key, 1 << t))
                     seen.add(key)
                     bits[key] = bits.get(key, 0) | (1 << t)
-            rows.append((sorted(bits.items()), sorted(repeats)))
+            rows.append((sorted(bits.items()), repeats))
     return rows

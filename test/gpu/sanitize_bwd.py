@@ -1,6 +1,9 @@
 """A small backward for compute-sanitizer (memcheck, racecheck): invalid,
 repeated and out-of-range indices, padded heads, topk not a multiple of 64,
-D_tail 64 and 0, per token and in token tiles."""
+D_tail 64 and 0, per token and in token tiles; then the training paths:
+topk_length, attention sinks, a query offset, the deterministic (fixed
+point) variants, accumulating into caller-owned outputs from a workspace
+with room for one tile's union a launch."""
 import torch
 
 import sparse_mla
@@ -21,5 +24,21 @@ for dqk in (576, 512):
         qh = q[:, :, :1].expand(1, s, heads, dqk).contiguous() if heads != h else q
         oh, lseh = sparse_mla_fwd_reference(qh, kv, idx)
         sparse_mla.sparse_mla_bwd(qh, kv, oh, torch.randn_like(oh), idx, lseh, token_tile=tile)
+lengths = torch.randint(-2, topk + 3, (1, s), device="cuda", dtype=torch.int32)
+sink = torch.randn(h, device="cuda")
+sink[0], sink[1] = float("-inf"), float("inf")
+for heads, tile in ((24, 1), (64, 1), (16, 4), (8, 8)):
+    qh = q[:, :, :1].expand(1, s, heads, 512).contiguous() if heads != h else q
+    oh, lseh = sparse_mla_fwd_reference(qh, kv, idx)
+    args = (qh, kv, oh, torch.randn_like(oh), idx, lseh)
+    extra = dict(token_tile=tile, topk_length=lengths, attn_sink=sink[:1].expand(heads).contiguous(),
+                 q_offset=3)
+    small = sparse_mla.workspace_bytes(*args, attn_sink=extra["attn_sink"], deterministic=True,
+                                       token_tile=tile, union_bytes=1)
+    ws = torch.empty(small, dtype=torch.uint8, device="cuda")
+    dkv = torch.zeros(kv.shape, device="cuda")
+    for det in (False, True):
+        sparse_mla.sparse_mla_bwd(*args, **extra, deterministic=det, dkv_out=dkv,
+                                  accumulate=True, workspace=ws if det else None)
 torch.cuda.synchronize()
 print("sanitize_bwd: done")

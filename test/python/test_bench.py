@@ -33,10 +33,11 @@ def test_table_gives_ratios_within_the_run():
     md = bench.table(run([row("sparse_mla", 4096, 16, 2.0, tile_tokens=4),
                           row("sparse_mla_t1", 4096, 16, 8.0, tile_tokens=1),
                           row("cudnn_fe_sm90", 4096, 16, 6.0),
+                          row("sparse_mla_det", 4096, 16, 2.5, tile_tokens=4),
                           row("sparse_mla", 4096, 64, 9.0, "correlated", tile_tokens=1),
                           dict(kind="time", peer="cudnn_fe_sm90", S=4096, H=64,
                                pattern="correlated", error="RuntimeError()")]))
-    assert "| 4096 | 16 | 4 | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 |" in md
+    assert "| 4096 | 16 | 4 | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 | 2.50 | +25% | 2.40 |" in md
     assert "## Pattern `correlated`" in md
     assert "| 4096 | 64 | 1 | 9.00 | 328 | - | - | - | - |" in md
 

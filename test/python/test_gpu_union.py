@@ -11,7 +11,8 @@ from sparse_mla.reference import token_tile_union
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None):
+def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
+          topk_length=None, q_offset=0):
     tokens, g, topk = indices.shape
     all_tiles = (tokens // seq_len) * -(-seq_len // tile_tokens)
     tiles = all_tiles - first if tiles is None else tiles
@@ -20,16 +21,21 @@ def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None)
     bits = torch.full_like(keys, -7)
     counts = torch.full((tiles * g,), -7, dtype=torch.int32, device="cuda")
     name = sparse_mla.bwd.select_union(kv_len, width)
-    _runtime.launch(name, [tiles, g], [indices, keys, bits, counts, seq_len, kv_len,
-                                      tile_tokens, first, int(is_causal)],
+    lengths = (indices.new_empty(tokens, 0) if topk_length is None
+               else topk_length.view(tokens, -1))
+    _runtime.launch(name, [tiles, g], [indices, lengths, keys, bits, counts, seq_len, kv_len,
+                                      tile_tokens, first, int(is_causal), q_offset],
                     0, torch.cuda.current_stream().cuda_stream)
     torch.cuda.synchronize()
     return keys.cpu(), bits.cpu(), counts.cpu()
 
 
-def check_rows(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None):
-    keys, bits, counts = build(indices, seq_len, kv_len, tile_tokens, is_causal, first, tiles)
-    want = token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal)
+def check_rows(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
+               topk_length=None, q_offset=0):
+    keys, bits, counts = build(indices, seq_len, kv_len, tile_tokens, is_causal, first, tiles,
+                               topk_length, q_offset)
+    want = token_tile_union(indices, seq_len, kv_len, tile_tokens, is_causal, topk_length,
+                            q_offset)
     g = indices.shape[1]
     want = want[first * g:first * g + keys.shape[0]]
     for row, (union, repeats) in enumerate(want):
@@ -37,7 +43,8 @@ def check_rows(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=
         assert n == len(union) + len(repeats), f"row {row}: {n} entries"
         got = list(zip(keys[row, :n].tolist(), bits[row, :n].tolist()))
         assert got[:len(union)] == union, f"row {row}: union differs"
-        assert sorted(got[len(union):]) == repeats, f"row {row}: repeats differ"
+        # Repeats in the order of their tokens and slots: the same on every run.
+        assert got[len(union):] == repeats, f"row {row}: repeats differ"
 
 
 @pytest.mark.parametrize("tile_tokens", [2, 4, 8])
@@ -68,3 +75,39 @@ def test_union_of_a_range_of_tiles():
     s, topk, skv = 64, 100, 64
     idx = torch.randint(0, skv, (s, 1, topk), device="cuda", generator=gen, dtype=torch.int32)
     check_rows(idx, s, skv, 4, True, first=5, tiles=7)
+
+
+@pytest.mark.parametrize("per_group", [False, True])
+def test_union_reads_the_first_topk_length_slots(per_group):
+    # Lengths below 0, 0, inside, topk and beyond; keys past a row's length
+    # (repeats and shared keys among them) are not in its union.
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    s, g, topk, skv = 24, 2, 1500, 400
+    idx = torch.randint(0, skv, (s, g, topk), device="cuda", generator=gen, dtype=torch.int32)
+    idx[3, :, 1100:] = idx[3, :, 0:1]
+    shape = (s, g) if per_group else (s, 1)
+    lengths = torch.randint(-3, topk + 50, shape, device="cuda", generator=gen,
+                            dtype=torch.int32)
+    lengths[0], lengths[1], lengths[2], lengths[3] = -5, 0, topk, 1100
+    check_rows(idx, s, skv, 4, True, topk_length=lengths)
+
+
+@pytest.mark.parametrize("q_offset", [-40, 0, 37, 10000])
+def test_union_with_a_query_offset(q_offset):
+    # Token s is at position q_offset + s: a key is in its future past it.
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    s, topk, skv = 30, 64, 100
+    idx = torch.randint(-2, skv, (s, 1, topk), device="cuda", generator=gen, dtype=torch.int32)
+    check_rows(idx, s, skv, 8, True, q_offset=q_offset)
+
+
+def test_union_is_bitwise_repeatable():
+    # Many repeats of few keys: their entries land in the same places each run.
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    s, topk, skv = 64, 2048, 50
+    idx = torch.randint(0, skv, (s, 1, topk), device="cuda", generator=gen, dtype=torch.int32)
+    first = build(idx, s, skv, 8, False)
+    for _ in range(5):
+        again = build(idx, s, skv, 8, False)
+        for a, b in zip(first, again):
+            assert torch.equal(a, b)

@@ -20,26 +20,33 @@ def test_manifests_describe_the_compiled_kernels():
     assert [a["kind"] for a in pre["args"]] == ["memref", "memref", "memref"]
     assert [a["dtype"] for a in pre["args"]] == ["bf16", "bf16", "f32"]
     post = kernels["sparse_mla_postprocess"]
-    assert [a["rank"] for a in post["args"]] == [2, 2, 2]
-    assert [a["dtype"] for a in post["args"]] == ["f32", "bf16", "f32"]
+    assert [a.get("rank") for a in post["args"]] == [2, 2, 2, 2, None, None]
+    assert [a["dtype"] for a in post["args"]] == ["f32", "i64", "bf16", "f32", "i32", "f32"]
+    sink = kernels["sparse_mla_sink"]
+    assert [a["dtype"] for a in sink["args"]] == ["f32"] * 5 + ["index", "f32"]
+
+
+def post_args(ws, out):
+    """The postprocess's arguments: f32 workspace into bf16, not accumulating."""
+    return [ws, ws.new_empty((0, ws.shape[1]), dtype=torch.int64), out, ws[:0], 0, 0.0]
 
 
 def test_memrefs_are_passed_as_descriptors():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws = torch.zeros(5, 24)
     out = torch.zeros(5, 24, dtype=torch.bfloat16)
-    values = _runtime.pack_args(kernel, [ws, out, ws[:0]])
-    assert len(values) == 3 * (3 + 2 + 2)
+    values = _runtime.pack_args(kernel, post_args(ws, out))
+    assert len(values) == 4 * (3 + 2 + 2) + 2
     assert values[0].value == values[1].value == ws.data_ptr()
     assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
-    assert values[7].value == out.data_ptr()
+    assert values[14].value == out.data_ptr()
 
 
 def test_wrong_rank_for_the_abi_is_rejected():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     with pytest.raises(sparse_mla.KernelError, match="rank 2"):
-        _runtime.pack_args(kernel, [torch.zeros(3), torch.zeros(3), torch.zeros(3)])
-    with pytest.raises(sparse_mla.KernelError, match="takes 3 arguments"):
+        _runtime.pack_args(kernel, [torch.zeros(3)] * 4 + [0, 0.0])
+    with pytest.raises(sparse_mla.KernelError, match="takes 6 arguments"):
         _runtime.pack_args(kernel, [torch.zeros(3, 8)])
 
 
@@ -74,6 +81,10 @@ def test_postprocess_rejects_bad_arguments():
         sparse_mla.postprocess(ws, out=ws)
     with pytest.raises(ValueError, match="ws must be on a CUDA device"):
         sparse_mla.postprocess(torch.zeros(4, 16))
+    with pytest.raises(TypeError, match="ws must be torch.int64"):
+        sparse_mla.postprocess(torch.zeros(4, 16), fixed_point_unit=2.0 ** -40)
+    with pytest.raises(ValueError, match="accumulate=True adds into out"):
+        sparse_mla.postprocess(torch.zeros(4, 16), accumulate=True)
 
 
 def test_misaligned_tensors_are_rejected():
@@ -100,7 +111,7 @@ def test_runtime_reports_a_missing_driver(monkeypatch):
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
-        _runtime.launch("sparse_mla_postprocess", [1], [ws, out, ws[:0]], 0, 0)
+        _runtime.launch("sparse_mla_postprocess", [1], post_args(ws, out), 0, 0)
 
 
 def bwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_v=512, d_tail=64):
@@ -124,8 +135,6 @@ def bwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_v=512, d_tail=64):
     (3, lambda t: t[:, :2], ValueError, "do must have the shape of o"),
     (4, lambda t: t[..., :0], ValueError, "topk >= 1"),
     (5, lambda t: t[:, :, :3].contiguous(), ValueError, "lse must have shape"),
-    (0, lambda t: t.transpose(1, 2).contiguous().transpose(1, 2), ValueError,
-     "q must be contiguous"),
 ])
 def test_sparse_mla_bwd_rejects_bad_arguments(pos, bad, exc, match):
     args = bwd_args()
@@ -144,6 +153,53 @@ def test_sparse_mla_bwd_rejects_bad_shapes():
     with pytest.raises(ValueError, match="sm_scale must be finite"):
         args = bwd_args()
         sparse_mla.sparse_mla_bwd(*args, sm_scale=float("nan"))
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(topk_length=[5] * 4), TypeError, "topk_length must be a torch.Tensor"),
+    (dict(topk_length=torch.zeros(1, 4, dtype=torch.int64)), TypeError,
+     "topk_length must be torch.int32"),
+    (dict(topk_length=torch.zeros(1, 5, dtype=torch.int32)), ValueError,
+     r"topk_length must have shape \(1, 4\) or \(1, 4, 1\)"),
+    (dict(attn_sink=torch.zeros(16, dtype=torch.float64)), TypeError,
+     "attn_sink must be torch.float32"),
+    (dict(attn_sink=torch.zeros(8)), ValueError, r"attn_sink must have shape \(16,\)"),
+    (dict(attn_sink=torch.zeros(1, 16)), ValueError, "attn_sink must have 1 dimensions"),
+    (dict(q_offset=1.5), TypeError, "q_offset must be an int"),
+    (dict(q_offset=2**31), ValueError, "q_offset = 2147483648"),
+    (dict(deterministic=1), TypeError, "deterministic must be a bool"),
+    (dict(dq_out=torch.zeros(1, 4, 16, 576)), TypeError, "dq_out must be a torch.Tensor of "
+     "torch.bfloat16"),
+    (dict(dq_out=bf16(1, 4, 16, 512)), ValueError, "dq_out must have shape"),
+    (dict(dkv_out=torch.zeros(1, 8, 1, 576, dtype=torch.float16)), TypeError,
+     "dkv_out must be a torch.Tensor of torch.bfloat16 or torch.float32"),
+    (dict(dkv_out=torch.zeros(1, 8, 2, 576)), ValueError, "dkv_out must have shape"),
+    (dict(accumulate=True), ValueError, "accumulate=True adds into dkv_out"),
+    (dict(workspace=torch.zeros(64)), TypeError, "workspace must be torch.uint8"),
+    (dict(workspace=torch.zeros(64, dtype=torch.uint8)), ValueError,
+     "workspace must hold at least"),
+])
+def test_new_arguments_are_checked_before_launch(kw, exc, match):
+    # Each is reported before the device check (these tensors are on the CPU).
+    with pytest.raises(exc, match=match):
+        sparse_mla.sparse_mla_bwd(*bwd_args(), **kw)
+
+
+def test_workspace_bytes_follow_the_options():
+    args = bwd_args(s=64, h=16, skv=256, topk=64)
+    base = sparse_mla.workspace_bytes(*args)
+    # delta (64 x 16 f32) + the f32 dKV accumulator (256 x 576) + the union
+    # buffers of 16 tiles of 4 tokens (keys and bits of 4 x 64 slots, counts).
+    assert base == 4096 + 256 * 576 * 4 + 2 * 16 * 256 * 4 + 256
+    # Fixed point doubles the accumulator; a sink adds lse' and its partials.
+    assert sparse_mla.workspace_bytes(*args, deterministic=True) == base + 256 * 576 * 4
+    assert sparse_mla.workspace_bytes(*args, attn_sink=torch.zeros(16)) == base + 4096 + 256
+    # Per token there are no union buffers; a smaller budget means fewer tiles a launch.
+    assert sparse_mla.workspace_bytes(*args, token_tile=1) == 4096 + 256 * 576 * 4
+    small = sparse_mla.workspace_bytes(*args, union_bytes=2 * (8 * 256 + 4))
+    assert small == 4096 + 256 * 576 * 4 + 2 * 2 * 256 * 4 + 256
+    meta = [t.to("meta") for t in args]
+    assert sparse_mla.workspace_bytes(*meta) == base
 
 
 def test_sparse_mla_bwd_checks_the_device_last():
@@ -165,8 +221,11 @@ def test_variants_are_compiled_for_each_supported_shape():
             # dKV columns past the first 128.
             assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
                                    "dqk": d_v + d_tail, "dq1": d_v + d_tail - 256,
-                                   "dk1": d_v + d_tail - 128, "dv1": d_v - 128}
+                                   "dk1": d_v + d_tail - 128, "dv1": d_v - 128, "det": 0}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448 - 16
+            det, _ = sparse_mla.bwd.select_variant(columns, d_v, d_tail, deterministic=True)
+            assert kernels[det]["params"] == dict(k["params"], det=1)
+            assert kernels[det]["shared_bytes"] == k["shared_bytes"]
     with pytest.raises(sparse_mla.KernelError, match="no compiled backward for D=256"):
         sparse_mla.bwd.select_variant(16, 256, 64)
 
