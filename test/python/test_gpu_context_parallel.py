@@ -1,7 +1,7 @@
 """examples/context_parallel.py with two gloo ranks on one GPU (staging
 through the host): each rank's dq and dkv rows against one call over the
 whole sequence. NCCL over two GPUs is tools/gpu.sh cp on a two-GPU machine."""
-import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,14 +9,16 @@ import torch
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "context_parallel.py"
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 
 def load_example():
-    spec = importlib.util.spec_from_file_location("context_parallel", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    # An importable module: the spawned ranks import it by name (sys.path
+    # travels to them).
+    if EXAMPLES not in sys.path:
+        sys.path.insert(0, EXAMPLES)
+    import context_parallel
+    return context_parallel
 
 
 @pytest.mark.parametrize("heads", [16, 64])
