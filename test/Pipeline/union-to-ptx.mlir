@@ -6,16 +6,16 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t/union.json
 // The union builder of token tiles becomes one kernel per (bitmap words,
 // entries) variant. Each marks keys and picks entries with shared-memory
-// atomics (an atomic max elects each key's first slot of a token's row),
-// ranks them by popcounts and a scan (shuffles up the lanes of a warp, the
-// warps' totals through shared scratch), places repeats by a scan rather
-// than an atomic counter (the same place on every run), reads index rows 4
-// bytes at a time (rows of topk need not be aligned), and assembles without
+// atomics, ranks them by popcounts and a scan (shuffles up the lanes of a
+// warp, the warps' totals through shared scratch), places repeats by an
+// atomic max that elects each key's first slot of a row and a scan, not an
+// atomic counter (the same place on every run), reads index rows 4 bytes
+// at a time (rows of topk need not be aligned), and assembles without
 // spills.
 // PTX-LABEL: .entry sparse_mla_union_cap8192_nb1024
 // PTX-DAG: ld.global.b32
 // PTX-DAG: atom.shared.or.b32
-// PTX-DAG: atom.shared.max.s32
+// PTX-DAG: atom.global.max.s32
 // PTX-DAG: popc.b32
 // PTX-DAG: shfl.sync.up.b32
 // PTX-DAG: bar.sync
