@@ -20,10 +20,12 @@ LOG2E = 1.0 / math.log(2.0)
 MAX_TILE_TOKENS = 8
 # The union builder tags a slot by (token, slot) in 31 bits: topk < 2^26.
 MAX_TOPK = (1 << 26) - 1
-# Union entries (keys and bits, 8 bytes an entry) of one launch: the
-# default budget of the union buffers, per launch of the builder and the
-# main kernel (launches follow one another over the tiles).
-UNION_BYTES = 64 << 20
+# The default budget of the union buffers (keys and bits, 8 bytes an
+# entry, per tile T * topk entries of each kv group): the tiles of one
+# launch of the builder and of the main kernel. More tiles than fit run in
+# launches of equal size, one after the other; each launch ends in a tail
+# of idle SMs, so a smaller budget (a smaller workspace) costs time.
+UNION_BYTES = 256 << 20
 # deterministic=True adds dKV as 64-bit integers in units of 2^-40: sums are
 # exact whatever the order, |dKV| must stay below 2^23, and each addition
 # rounds to 2^-40 (about 1e-12) absolutely.
@@ -202,14 +204,16 @@ class _Plan:
                            ("partial", torch.float32, (self.chunks, h))]
         self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
                            (self.rows, dqk)))
-        self.per_launch = self.tiles
+        self.per_launch, self.launches = self.tiles, 1
         if self.t > 1:
-            per_tile = g * (8 * self.width + 4)
-            self.per_launch = max(1, min(self.tiles, union_bytes // per_tile))
+            per_tile = g * 8 * self.width        # keys and bits (counts aside)
+            most = max(1, min(self.tiles, union_bytes // per_tile))
             if fit is not None:
-                while self.per_launch > 1 and self._bytes(self.per_launch) > fit:
-                    self.per_launch = max(1, min(self.per_launch - 1,
-                                                 (fit - self._bytes(0)) // per_tile))
+                while most > 1 and self._bytes(most) > fit:
+                    most = max(1, min(most - 1, (fit - self._bytes(0)) // per_tile))
+            # Launches of (nearly) equal size: none of a few tiles at the end.
+            self.launches = -(-self.tiles // most)
+            self.per_launch = -(-self.tiles // self.launches)
         self.pieces = self.fixed + self._unions(self.per_launch)
         self.bytes = self._bytes(self.per_launch)
 
@@ -384,8 +388,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                    else idx.new_empty(tokens, 0))
         f32_ws = ws if not deterministic else ws.new_empty((0, dqk), dtype=torch.float32)
         fixed_ws = ws if deterministic else ws.new_empty((0, dqk), dtype=torch.int64)
-        for first in range(0, plan.tiles, plan.per_launch):
-            n = min(plan.per_launch, plan.tiles - first)
+        for i in range(plan.launches):
+            first = plan.tiles * i // plan.launches
+            n = plan.tiles * (i + 1) // plan.launches - first
             if t == 1:
                 keys = idx.view(tokens * g, topk)
                 bits = keys.new_empty(tokens * g, 0)

@@ -214,7 +214,7 @@ def test_a_small_workspace_runs_more_launches(tiles_a_launch):
     # same gradients from 16 or 6 launches of the builder and the kernel.
     args, kw = make_case(64, 16, 128, seed=65, token_tile=4)
     size = sparse_mla.workspace_bytes(*args, token_tile=4,
-                                      union_bytes=tiles_a_launch * (8 * 4 * 128 + 4))
+                                      union_bytes=tiles_a_launch * 8 * 4 * 128)
     assert size < sparse_mla.workspace_bytes(*args, token_tile=4)
     ws = torch.empty(size, dtype=torch.uint8, device="cuda")
     ref = reference(args, kw)

@@ -196,8 +196,12 @@ def test_workspace_bytes_follow_the_options():
     assert sparse_mla.workspace_bytes(*args, attn_sink=torch.zeros(16)) == base + 4096 + 256
     # Per token there are no union buffers; a smaller budget means fewer tiles a launch.
     assert sparse_mla.workspace_bytes(*args, token_tile=1) == 4096 + 256 * 576 * 4
-    small = sparse_mla.workspace_bytes(*args, union_bytes=2 * (8 * 256 + 4))
+    small = sparse_mla.workspace_bytes(*args, union_bytes=2 * 8 * 256)
     assert small == 4096 + 256 * 576 * 4 + 2 * 2 * 256 * 4 + 256
+    # 16 tiles with room for 3 a launch: 6 launches of 2 or 3, none of 1.
+    plan = sparse_mla.bwd._Plan(sparse_mla.bwd._shapes(*args), None, False, False,
+                                union_bytes=3 * 8 * 256)
+    assert (plan.launches, plan.per_launch) == (6, 3)
     meta = [t.to("meta") for t in args]
     assert sparse_mla.workspace_bytes(*meta) == base
 
