@@ -5,6 +5,7 @@ bf16 or f32), with every argument checked before anything is launched.
 
 Scratch memory comes from one workspace (``workspace_bytes`` sizes it): a
 call given ``dq_out``, ``dkv_out`` and ``workspace`` allocates nothing."""
+import functools
 import math
 from typing import Optional
 
@@ -40,8 +41,13 @@ def variants():
     """The compiled backward kernels: (D, D_tail, columns per CTA,
     deterministic) -> kernel name, from the shape parameters in the
     manifests (tile-specialize)."""
+    return _variants(_runtime.kernels_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _variants(directory):
     found = {}
-    for name, kernel in _runtime.load_manifest().items():
+    for name, kernel in _runtime.load_manifest(directory).items():
         p = kernel.get("params", {})
         if name.startswith("sparse_mla_bwd_") and {"hw", "hp", "d", "dqk", "det"} <= p.keys():
             found[(p["d"], p["dqk"] - p["d"], p["hp"], bool(p["det"]))] = name
@@ -50,8 +56,13 @@ def variants():
 
 def union_variants():
     """The compiled union builders: (bitmap words, entries) -> kernel name."""
+    return _union_variants(_runtime.kernels_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _union_variants(directory):
     return {(k["params"]["nb"], k["params"]["cap"]): name
-            for name, k in _runtime.load_manifest().items()
+            for name, k in _runtime.load_manifest(directory).items()
             if name.startswith("sparse_mla_union_")}
 
 
@@ -91,8 +102,7 @@ def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
     for single-token rows. ``token_tile`` sets T; it must fit those limits."""
     widest = max(n for _, _, n, _ in variants())
     if token_tile is not None:
-        if isinstance(token_tile, bool) or not isinstance(token_tile, int) or token_tile < 1:
-            raise ValueError(f"token_tile must be a positive int, got {token_tile!r}")
+        _check_token_tile(token_tile)
         t = token_tile
         if t > 1:
             if t > MAX_TILE_TOKENS or t * heads_per_group > widest:
@@ -108,6 +118,12 @@ def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
            and select_union(kv_len, 2 * t * topk) is not None):
         t *= 2
     return t
+
+
+def _check_token_tile(token_tile):
+    if token_tile is not None and (isinstance(token_tile, bool) or
+                                   not isinstance(token_tile, int) or token_tile < 1):
+        raise ValueError(f"token_tile must be a positive int, got {token_tile!r}")
 
 
 def _shapes(q, kv, o, do, indices, lse):
@@ -237,6 +253,13 @@ class _Plan:
         return out
 
 
+@functools.lru_cache(maxsize=256)
+def _plan(shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES, fit=None):
+    """The plan of a call (a pure function of these, kept: a call plans in
+    microseconds, not the tenth of a millisecond that counts at S = 2K)."""
+    return _Plan(shape, token_tile, deterministic, sink, union_bytes, fit)
+
+
 def _numel(shape):
     return math.prod(shape)
 
@@ -254,7 +277,10 @@ def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic
     device will do). ``union_bytes`` bounds the token tiles' union buffers
     (more launches where they are smaller)."""
     shape = _shapes(q, kv, o, do, indices, lse)
-    return _Plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes).bytes
+    _check_token_tile(token_tile)
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    return _plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes).bytes
 
 
 def _contiguous(t):
@@ -319,6 +345,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     _check_extras(shape, topk_length, attn_sink, q_offset, lead)
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    _check_token_tile(token_tile)
     if dkv_out is not None:
         _check_output("dkv_out", dkv_out, kv, (torch.bfloat16, torch.float32))
         dkv_dtype = dkv_out.dtype
@@ -335,15 +362,15 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if sm_scale is not None and not math.isfinite(float(sm_scale)):
         raise ValueError(f"sm_scale must be finite, got {sm_scale}")
     sink = attn_sink is not None
-    plan = _Plan(shape, token_tile, deterministic, sink)
+    plan = _plan(shape, token_tile, deterministic, sink)
     if workspace is not None:
         check_tensor("workspace", workspace, torch.uint8, ndim=1)
         # A smaller workspace than workspace_bytes gives fewer tiles a launch.
-        plan = _Plan(shape, token_tile, deterministic, sink, fit=workspace.numel())
+        plan = _plan(shape, token_tile, deterministic, sink, fit=workspace.numel())
         if workspace.numel() < plan.bytes:
-            least = _Plan(shape, token_tile, deterministic, sink, union_bytes=0).bytes
+            least = _plan(shape, token_tile, deterministic, sink, union_bytes=0).bytes
             raise ValueError(f"workspace must hold at least {least} bytes "
-                             f"({_Plan(shape, token_tile, deterministic, sink).bytes} from "
+                             f"({_plan(shape, token_tile, deterministic, sink).bytes} from "
                              f"workspace_bytes), got {workspace.numel()}")
     check_devices(q=q, kv=kv, o=o, do=do, indices=indices, lse=lse,
                   **{k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,

@@ -168,6 +168,7 @@ def test_sparse_mla_bwd_rejects_bad_shapes():
     (dict(q_offset=1.5), TypeError, "q_offset must be an int"),
     (dict(q_offset=2**31), ValueError, "q_offset = 2147483648"),
     (dict(deterministic=1), TypeError, "deterministic must be a bool"),
+    (dict(token_tile=[2]), ValueError, "token_tile must be a positive int"),
     (dict(dq_out=torch.zeros(1, 4, 16, 576)), TypeError, "dq_out must be a torch.Tensor of "
      "torch.bfloat16"),
     (dict(dq_out=bf16(1, 4, 16, 512)), ValueError, "dq_out must have shape"),
