@@ -74,17 +74,18 @@
 !dq_out0 = !tile.reg<256x{hp}xbf16>
 !dq_out1 = !tile.reg<{dq1}x{hp}xbf16>
 !bars = !tile.smem<1x4xi64>               // K full, K free, P/dS full, P/dS free
+!rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
 
 tile.kernel @sparse_mla_bwd(
-    %q: memref<?x?xbf16>,          // [B * S * H, D + D_tail], row (token, head)
-    %kv: memref<?x?xbf16>,         // [B * Skv * G, D + D_tail], row (b, key, g)
-    %do: memref<?x?xbf16>,         // [B * S * H, D]
+    %q: !rows,                     // [B * S * H, D + D_tail], row (token, head)
+    %kv: !rows,                    // [B * Skv * G, D + D_tail], row (b, key, g)
+    %do: !rows,                    // [B * S * H, D]
     %keys: memref<?x?xi32>,        // [tiles * G, W]: the keys of each (tile, group)
     %bits: memref<?x?xi32>,        // [tiles * G, W] their tokens' bits, or [.., 0]: all
     %counts: memref<?x?xi32>,      // [tiles, G or 1] slots in use, or [.., 0]: all W
     %lse: memref<?x?xf32>,         // [B * S, H]
     %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
-    %dq: memref<?x?xbf16>,         // like q
+    %dq: !rows,                    // like q
     %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed, interleaved (postprocess)
     %dkv_fixed: memref<?x?xi64>,   // like kv, fixed point, zeroed: where {det} = 1
     %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
@@ -119,7 +120,7 @@ tile.kernel @sparse_mla_bwd(
   %none = arith.constant -1 : i32
   %zero_i32 = arith.constant 0 : i32
   %one_i32 = arith.constant 1 : i32
-  %dqk = memref.dim %q, %c1 : memref<?x?xbf16>
+  %dqk = memref.dim %q, %c1 : !rows
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
   %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
   %count_groups = memref.dim %counts, %c1 : memref<?x?xi32>
@@ -225,9 +226,9 @@ tile.kernel @sparse_mla_bwd(
   %q_w = tile.slice %sq[%c_first, %c0] : !q_cols to !q_wg
   %do_w = tile.slice %sdo[%c_first, %c0] : !do_cols to !do_wg
   %tq = tile.gather_rows %q[%col_rows, %c0] into %q_w {per_warpgroup}
-      : memref<?x?xbf16>, !col_idx, !q_wg
+      : !rows, !col_idx, !q_wg
   %tdo = tile.gather_rows %do[%col_rows, %c0] into %do_w {per_warpgroup}
-      : memref<?x?xbf16>, !col_idx, !do_wg
+      : !rows, !col_idx, !do_wg
   tile.wait %tq, %tdo
   %lse_all = tile.slice %col_f[%c0, %c0] : !col_f32 to !col_f_cta
   %delta_all = tile.slice %col_f[%c1, %c0] : !col_f32 to !col_f_cta
@@ -309,7 +310,7 @@ tile.kernel @sparse_mla_bwd(
         // Gather the block's kv rows once warpgroup 1 has read the last.
         tile.mbarrier_wait %bars[%k_free], %before : !bars
         %gathered = tile.gather_rows %kv[%rows, %c0] into %sk {per_warpgroup}
-            : memref<?x?xbf16>, !slots, !kv_block
+            : !rows, !slots, !kv_block
         tile.mbarrier_arrive %bars[%k_full] {after_copies} : !bars
         // Which of the tile's tokens picked each slot (all where no bits
         // are given: T = 1), and the columns' lse2, Delta and token.
@@ -386,7 +387,7 @@ tile.kernel @sparse_mla_bwd(
       tile.yield %r : bf16
     }
     tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
-        : !dq_out0, memref<?x?xbf16>, !cta_idx
+        : !dq_out0, !rows, !cta_idx
 
     // For tests and profiles: the blocks this CTA computed, at index
     // krow * head_blocks + hb, formed from the block ids here: hb (a
@@ -474,6 +475,6 @@ tile.kernel @sparse_mla_bwd(
       tile.yield %r : bf16
     }
     tile.store_rows %dq_bf16, %dq[%dq_rows, %c256] {transpose}
-        : !dq_out1, memref<?x?xbf16>, !cta_idx
+        : !dq_out1, !rows, !cta_idx
   }
 }

@@ -4,14 +4,17 @@
 // output holds (a caller's accumulator across micro-batches or ranks). The
 // workspace is f32 with its columns interleaved in groups of 16 (the order
 // in which the atomics add them), or, where `fixed` has rows, i64 fixed
-// point in the natural order, `unit` each (the deterministic mode).
+// point in the natural order, `unit` each (the deterministic mode). The
+// output's rows may be apart by more than their width (a view).
 // One warpgroup converts 64 rows, 64 columns at a time.
+!bf16_rows = memref<?x?xbf16, strided<[?, 1]>>
+!f32_rows = memref<?x?xf32, strided<[?, 1]>>
 !f32_tile = !tile.reg<64x64xf32>
 !i64_tile = !tile.reg<64x64xi64>
 !bf16_tile = !tile.reg<64x64xbf16>
 
 tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64>,
-                                    %dkv: memref<?x?xbf16>, %dkv_f32: memref<?x?xf32>,
+                                    %dkv: !bf16_rows, %dkv_f32: !f32_rows,
                                     %accumulate: i32, %unit: f32) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -24,9 +27,9 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %from_fixed = arith.cmpi ugt, %fixed_rows, %c0 : index
   %ws_rows = memref.dim %ws, %c0 : memref<?x?xf32>
   %rows = arith.maxui %ws_rows, %fixed_rows : index
-  %cols = memref.dim %dkv, %c1 : memref<?x?xbf16>
-  %f32_rows = memref.dim %dkv_f32, %c0 : memref<?x?xf32>
-  %to_f32 = arith.cmpi ugt, %f32_rows, %c0 : index
+  %cols = memref.dim %dkv, %c1 : !bf16_rows
+  %out_rows = memref.dim %dkv_f32, %c0 : !f32_rows
+  %to_f32 = arith.cmpi ugt, %out_rows, %c0 : index
   %adds = arith.cmpi ne, %accumulate, %zero : i32
   %block = tile.block_id x
   %r0 = arith.muli %block, %c64 : index
@@ -49,7 +52,7 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
     scf.if %to_f32 {
       %y = scf.if %adds -> (!f32_tile) {
         %old = tile.load %dkv_f32[%r0, %c] bounds [%rows, %cols] pad %pad
-            : memref<?x?xf32>, f32 -> !f32_tile
+            : !f32_rows, f32 -> !f32_tile
         %sum = tile.map %old, %x : !f32_tile, !f32_tile -> !f32_tile {
         ^bb0(%a: f32, %b: f32):
           %s = arith.addf %a, %b : f32
@@ -59,11 +62,11 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
       } else {
         scf.yield %x : !f32_tile
       }
-      tile.store %y, %dkv_f32[%r0, %c] bounds [%rows, %cols] : !f32_tile, memref<?x?xf32>
+      tile.store %y, %dkv_f32[%r0, %c] bounds [%rows, %cols] : !f32_tile, !f32_rows
     } else {
       %y = scf.if %adds -> (!f32_tile) {
         %old = tile.load %dkv[%r0, %c] bounds [%rows, %cols] pad %pad_bf16
-            : memref<?x?xbf16>, bf16 -> !bf16_tile
+            : !bf16_rows, bf16 -> !bf16_tile
         %sum = tile.map %old, %x : !bf16_tile, !f32_tile -> !f32_tile {
         ^bb0(%a: bf16, %b: f32):
           %af = arith.extf %a : bf16 to f32
@@ -79,7 +82,7 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
         %b = arith.truncf %a : f32 to bf16
         tile.yield %b : bf16
       }
-      tile.store %z, %dkv[%r0, %c] bounds [%rows, %cols] : !bf16_tile, memref<?x?xbf16>
+      tile.store %z, %dkv[%r0, %c] bounds [%rows, %cols] : !bf16_tile, !bf16_rows
     }
   }
 }

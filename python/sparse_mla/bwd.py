@@ -12,7 +12,7 @@ from typing import Optional
 import torch
 
 from . import _runtime
-from .ops import check_devices, check_tensor, postprocess, preprocess
+from .ops import check_devices, check_tensor, postprocess, preprocess, rows_view
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -312,7 +312,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     lse is base 2 as TileLang's forward returns it, or natural with
     ``lse_base2=False``. Invalid indices (negative, >= Skv, in the future
     of their token when causal) contribute nothing and are never read.
-    Strided inputs are copied to contiguous ones first.
+    Views whose rows (the last dimension, contiguous) lie one stride apart
+    are read in place, as q sliced from a fused projection; other layouts
+    are copied first.
 
     - ``topk_length`` [B,S] or [B,S,G] int32: slot j of a row is ignored
       when j >= clamp(length, 0, topk), whatever it holds.
@@ -329,7 +331,8 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       in either mode.
     - ``dq_out`` (bf16, q's shape), ``dkv_out`` (bf16 or float32, kv's
       shape; its dtype is dkv_dtype) and ``d_sink_out`` (float32 [H]):
-      written in place (strided ones through a copy). ``accumulate=True``
+      written in place (views whose rows lie one stride apart directly,
+      other layouts through a copy). ``accumulate=True``
       adds dkv into ``dkv_out``.
     - ``workspace``: a uint8 CUDA tensor of at least ``workspace_bytes``;
       with it and contiguous outputs nothing is allocated.
@@ -377,7 +380,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                                            dq_out=dq_out, dkv_out=dkv_out,
                                            d_sink_out=d_sink_out,
                                            workspace=workspace).items() if v is not None})
-    q, kv, o, do, indices, lse = map(_contiguous, (q, kv, o, do, indices, lse))
+    # Rows one stride apart are read in place; other layouts are copied.
+    q_rows, kv_rows, do_rows = rows_view(q), rows_view(kv), rows_view(do)
+    indices, lse = _contiguous(indices), _contiguous(lse)
     if topk_length is not None:
         topk_length = _contiguous(topk_length)
     if attn_sink is not None:
@@ -386,7 +391,8 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if workspace is None:
         workspace = torch.empty(plan.bytes, dtype=torch.uint8, device=q.device)
     scratch = plan.carve(workspace)
-    dq = dq_out if dq_out is not None and dq_out.is_contiguous() else torch.empty_like(q)
+    dq = dq_out if dq_out is not None and rows_view(dq_out, copy=False) is not None \
+        else torch.empty(q.shape, dtype=q.dtype, device=q.device)
     device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
     tokens, rows, t = plan.tokens, plan.rows, plan.t
     ws = scratch["ws"]
@@ -432,9 +438,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
             computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
             _runtime.launch(
                 plan.name, [n, g * plan.blocks],
-                [q.view(tokens * h, dqk), kv.view(rows, dqk), do.view(tokens * h, d_v),
+                [q_rows, kv_rows, do_rows,
                  keys, bits, counts, lse_in.view(tokens, h), delta.view(tokens, h),
-                 dq.view(tokens * h, dqk), f32_ws.view(-1, dqk), fixed_ws.view(-1, dqk),
+                 rows_view(dq), f32_ws.view(-1, dqk), fixed_ws.view(-1, dqk),
                  computed[-1], s, skv, g, h // g, t, first, int(bool(is_causal)), q_offset,
                  sm_scale * LOG2E, 1.0 if lse_base2 else LOG2E, sm_scale,
                  float(2 ** FIXED_POINT_BITS)],
@@ -460,7 +466,7 @@ def _finish_dkv(ws, kv, dkv_out, dkv_dtype, accumulate, deterministic):
     out = dkv_out
     if out is None:
         out = torch.empty(kv.shape, dtype=dkv_dtype, device=kv.device)
-    target = out if out.is_contiguous() else out.contiguous()
+    target = out if rows_view(out, copy=False) is not None else out.contiguous()
     if ws.numel():
         unit = 2.0 ** -FIXED_POINT_BITS if deterministic else 1.0
         postprocess(ws.view(kv.shape), out=target, accumulate=accumulate,

@@ -29,6 +29,31 @@ def check_tensor(name, t, dtype, ndim=None, min_ndim=None, contiguous=True):
         raise ValueError(f"{name} must be 16-byte aligned")
 
 
+def rows_view(t, copy=True):
+    """t [..., D] as a matrix [rows, D] whose rows lie one stride apart: the
+    kernels read that stride, so a view whose leading dimensions merge
+    (q sliced from a fused projection, say) is taken as it is. Otherwise a
+    contiguous copy (copy=True) or None. Rows start 16-byte aligned."""
+    d = t.shape[-1] if t.dim() else 1
+    rows = t.numel() // d if d else 0
+    if rows and t.stride(-1) == 1 and t.data_ptr() % 16 == 0:
+        pitch, span = d, 1
+        lead = [(n, st) for n, st in zip(t.shape[:-1], t.stride()[:-1]) if n != 1]
+        if lead:
+            pitch = lead[-1][1]
+            span = pitch
+            for (n, st), (n_in, _) in zip(reversed(lead[:-1]), reversed(lead[1:])):
+                span *= n_in
+                if st != span:
+                    pitch = None
+                    break
+        if pitch is not None and pitch >= d and (pitch * t.element_size()) % 16 == 0:
+            return t.as_strided((rows, d), (pitch, 1))
+    if not copy:
+        return None
+    return t.contiguous().view(rows, d)
+
+
 def check_devices(**tensors):
     """All tensors on one CUDA device."""
     for name, t in tensors.items():
@@ -47,10 +72,11 @@ def _stream(device):
 def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
     """Delta = sum over the last dimension of o * do, in float32.
 
-    o, do: bf16 [..., D] of one shape, D a multiple of 8. Returns (or writes
-    into ``out``) float32 [...]."""
-    check_tensor("o", o, torch.bfloat16, min_ndim=1)
-    check_tensor("do", do, torch.bfloat16, min_ndim=1)
+    o, do: bf16 [..., D] of one shape, D a multiple of 8 (views whose rows
+    lie one stride apart are read in place, others copied). Returns (or
+    writes into ``out``) float32 [...]."""
+    check_tensor("o", o, torch.bfloat16, min_ndim=1, contiguous=False)
+    check_tensor("do", do, torch.bfloat16, min_ndim=1, contiguous=False)
     if do.shape != o.shape:
         raise ValueError(f"do must have the shape of o {tuple(o.shape)}, got {tuple(do.shape)}")
     d = o.shape[-1]
@@ -67,7 +93,7 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
     if rows == 0 or d == 0:
         return out.zero_()
     _runtime.launch("sparse_mla_preprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
-                    [o.view(rows, d), do.view(rows, d), out.view(rows)],
+                    [rows_view(o), rows_view(do), out.view(rows)],
                     o.device.index, _stream(o.device))
     return out
 
@@ -82,8 +108,9 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     in groups of 16 as the main kernel's atomics add them (column
     8h + 2q + e of a group at 4q + 2h + e); or, with ``fixed_point_unit``,
     int64 [..., C] in the natural order, each unit worth that much (the
-    deterministic mode). Returns (or writes into ``out``, bf16 or float32)
-    a tensor of the same shape."""
+    deterministic mode). Returns (or writes into ``out``, bf16 or float32,
+    possibly a view whose rows lie one stride apart) a tensor of the same
+    shape."""
     fixed = fixed_point_unit is not None
     check_tensor("ws", ws, torch.int64 if fixed else torch.float32, min_ndim=1)
     c = ws.shape[-1]
@@ -97,9 +124,11 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
         if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bfloat16, torch.float32):
             raise TypeError("out must be a torch.bfloat16 or torch.float32 tensor, got "
                             f"{getattr(out, 'dtype', type(out).__name__)}")
-        check_tensor("out", out, out.dtype)
+        check_tensor("out", out, out.dtype, contiguous=False)
         if out.shape != ws.shape:
             raise ValueError(f"out must have shape {tuple(ws.shape)}, got {tuple(out.shape)}")
+        if rows_view(out, copy=False) is None:
+            raise ValueError("out's rows must lie one 16-byte multiple apart, each contiguous")
         if out.data_ptr() == ws.data_ptr():
             raise ValueError("out must not be ws: the columns move")
     check_devices(ws=ws, out=out)
@@ -112,7 +141,7 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     none_i64 = ws.new_empty((0, c), dtype=torch.int64)
     _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
                     [none_f32 if fixed else ws.view(rows, c), ws.view(rows, c) if fixed else none_i64,
-                     none_bf16 if f32 else out.view(rows, c), out.view(rows, c) if f32 else none_f32,
+                     none_bf16 if f32 else rows_view(out), rows_view(out) if f32 else none_f32,
                      int(bool(accumulate)), float(fixed_point_unit or 0.0)],
                     ws.device.index, _stream(ws.device))
     return out

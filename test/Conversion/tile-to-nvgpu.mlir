@@ -148,6 +148,25 @@ tile.kernel @reduce_columns_in_thread(%in: memref<?x?xf32>, %out: memref<?xf32>)
   tile.store %r, %out[%c0] : !tile.reg<128xf32>, memref<?xf32>
 }
 
+// A view's rows are apart by its descriptor's stride, not its width: the
+// gather and the row store address rows by the stride of the metadata.
+// CHECK-LABEL: gpu.func @strided_rows
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %arg0
+// CHECK: %[[PITCH:.*]] = arith.index_cast %[[STRIDES]]#0 : index to i64
+// CHECK: arith.muli %{{.*}}, %[[PITCH]] : i64
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: memref.extract_strided_metadata %arg2
+tile.kernel @strided_rows(%q: memref<?x?xbf16, strided<[?, 1]>>, %rows: memref<64xi32>,
+                          %out: memref<?x?xbf16, strided<[?, 1]>>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  %t = tile.gather_rows %q[%r, %c0] into %buf : memref<?x?xbf16, strided<[?, 1]>>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+  tile.wait %t
+  %v = tile.read %buf : !tile.smem<64x64xbf16> -> !tile.reg<64x64xbf16>
+  tile.store_rows %v, %out[%r, %c0] : !tile.reg<64x64xbf16>, memref<?x?xbf16, strided<[?, 1]>>, !tile.reg<64xi32>
+}
+
 // exp2 and log2 of f32 are one MUFU instruction each.
 // CHECK-LABEL: gpu.func @mufu_math
 // CHECK: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"

@@ -227,8 +227,42 @@ def test_a_small_workspace_runs_more_launches(tiles_a_launch):
         sparse_mla.sparse_mla_bwd(*args, **kw, workspace=ws[:size // 2])
 
 
+def test_row_views_are_read_and_written_in_place():
+    # q, kv and do sliced from wider (fused) matrices, dq_out and dkv_out
+    # views of wider buffers: the kernels take their row strides, so with a
+    # workspace nothing is copied or allocated, and the gradients are those
+    # of contiguous tensors, bitwise (deterministic mode).
+    args, kw = make_case(128, 16, 128, seed=72)
+    q, kv, o, do, idx, lse = args
+
+    def wider(t, extra, at):
+        big = torch.randn(*t.shape[:-1], t.shape[-1] + extra, device="cuda").to(t.dtype)
+        big[..., at:at + t.shape[-1]] = t
+        return big[..., at:at + t.shape[-1]]
+
+    views = [wider(q, 64, 32), wider(kv, 64, 64), wider(o, 64, 0), wider(do, 128, 64), idx, lse]
+    assert not any(v.is_contiguous() for v in views[:4])
+    dq_big = torch.full((*q.shape[:-1], 640), float("nan"), device="cuda", dtype=torch.bfloat16)
+    dkv_big = torch.full((*kv.shape[:-1], 640), float("nan"), device="cuda")
+    dq_out, dkv_out = dq_big[..., 64:], dkv_big[..., :576]
+    ws = torch.empty(sparse_mla.workspace_bytes(*views, deterministic=True), dtype=torch.uint8,
+                     device="cuda")
+    call = dict(kw, deterministic=True, dq_out=dq_out, dkv_out=dkv_out, workspace=ws)
+    sparse_mla.sparse_mla_bwd(*views, **call)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    sparse_mla.sparse_mla_bwd(*views, **call)
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() == before
+    dq, dkv = sparse_mla.sparse_mla_bwd(*args, **kw, deterministic=True, dkv_dtype=torch.float32)
+    assert torch.equal(dq_out, dq) and torch.equal(dkv_out, dkv)
+    assert torch.isnan(dq_big[..., :64]).all() and torch.isnan(dkv_big[..., 576:]).all()
+
+
 def test_strided_inputs_give_the_same_gradients():
-    # q sliced from a fused projection, do and o with non-unit strides.
+    # q sliced from a fused projection (read in place), do and o transposed
+    # views (rows not one stride apart: copied).
     args, kw = make_case(128, 16, 128, seed=66)
     q, kv, o, do, idx, lse = args
     fused = torch.randn(*q.shape[:-1], 576 + 128, device="cuda").bfloat16()

@@ -110,7 +110,7 @@ struct GatherRowsLowering : public OpConversionPattern<GatherRowsOp> {
                             "layout (run tile-assign-layouts)");
     Type elt = dst.getElementType();
     Value base = globalBasePointer(rewriter, loc, adaptor.getSource());
-    Value pitch = memrefDim(rewriter, loc, adaptor.getSource(), 1);
+    Value pitch = rowPitch(rewriter, loc, adaptor.getSource());
     Value column = toI32(rewriter, loc, adaptor.getColumn());
     emitAsyncCopy(
         rewriter, loc, op, dst, adaptor.getDest(), layout, !op.getPerWarpgroup(),

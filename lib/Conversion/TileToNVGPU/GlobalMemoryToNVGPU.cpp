@@ -150,7 +150,7 @@ struct StoreRowsLowering : public OpConversionPattern<StoreRowsOp> {
     Type elt = type.getElementType();
     unsigned bytes = getElementBytes(elt);
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
     Value column = toI64(rewriter, loc, adaptor.getColumn());
     Value owner = ownerPredicate(rewriter, loc, type.getLayout());
     // Writes `v` (n elements) at column `col` of the row held at `rowOffset`

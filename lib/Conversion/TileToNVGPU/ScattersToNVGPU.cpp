@@ -91,7 +91,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
     Value owner = ownerPredicate(rewriter, loc, rowsType.getLayout());
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
     Value column = toI64(rewriter, loc, adaptor.getColumn());
     Value bytes = i32Const(rewriter, loc, type.getShape()[1] * 4);
     for (Run &run : runsOf(rewriter, loc, rowsType.getLayout(), rowsTe)) {
@@ -130,7 +130,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
     ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
     Value column = toI32(rewriter, loc, adaptor.getColumn());
     for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
       Value row = vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
@@ -189,7 +189,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
                                        slicePosition(rowsTe, run.offsets[0]));
     };
     Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = memrefDim(rewriter, loc, adaptor.getDest(), 1);
+    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
     Value column = toI32(rewriter, loc, adaptor.getColumn());
     // Each run is added as soon as it is formed, so few values are live.
     auto add = [&](const RowRun &r) {

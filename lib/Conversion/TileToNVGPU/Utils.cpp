@@ -104,15 +104,27 @@ Value sparse_mla::tile::memrefDim(OpBuilder &b, Location loc, Value memref,
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), dim);
 }
 
-SmallVector<Value> sparse_mla::tile::rowMajorStrides(OpBuilder &b, Location loc,
-                                                     Value memref) {
-  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+SmallVector<Value> sparse_mla::tile::memrefStrides(OpBuilder &b, Location loc,
+                                                   Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t rank = type.getRank();
   SmallVector<Value> strides(rank);
-  strides[rank - 1] = i64Const(b, loc, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = arith::MulIOp::create(b, loc, strides[d + 1],
-                                       memrefDim(b, loc, memref, d + 1));
+  if (type.getLayout().isIdentity()) {
+    strides[rank - 1] = i64Const(b, loc, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = arith::MulIOp::create(b, loc, strides[d + 1],
+                                         memrefDim(b, loc, memref, d + 1));
+    return strides;
+  }
+  // A strided layout (rows apart by a stride of the descriptor).
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  for (int64_t d = 0; d < rank; ++d)
+    strides[d] = arith::IndexCastOp::create(b, loc, b.getI64Type(), meta.getStrides()[d]);
   return strides;
+}
+
+Value sparse_mla::tile::rowPitch(OpBuilder &b, Location loc, Value memref) {
+  return memrefStrides(b, loc, memref)[cast<MemRefType>(memref.getType()).getRank() - 2];
 }
 
 Value sparse_mla::tile::sharedBasePointer(OpBuilder &b, Location loc) {
@@ -402,7 +414,7 @@ void sparse_mla::tile::writeRunsToShared(OpBuilder &b, Location loc, Value value
 WindowAccess::WindowAccess(OpBuilder &b, Location loc, Value memref,
                            ValueRange idx, ValueRange bnds, unsigned tileRank) {
   base = globalBasePointer(b, loc, memref);
-  strides = rowMajorStrides(b, loc, memref);
+  strides = memrefStrides(b, loc, memref);
   for (Value v : idx)
     indices.push_back(toI64(b, loc, v));
   for (Value v : bnds)

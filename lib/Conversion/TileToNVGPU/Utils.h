@@ -42,10 +42,14 @@ mlir::Value toI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 mlir::Value globalBasePointer(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value memref);
 
-/// Row-major element strides (i64) of a memref whose rows are contiguous.
-llvm::SmallVector<mlir::Value> rowMajorStrides(mlir::OpBuilder &b,
-                                               mlir::Location loc,
-                                               mlir::Value memref);
+/// Element strides (i64) of a global memref: row-major from the sizes with
+/// the identity layout, read from the descriptor with a strided one (rows
+/// of a view apart by more than their length).
+llvm::SmallVector<mlir::Value> memrefStrides(mlir::OpBuilder &b, mlir::Location loc,
+                                             mlir::Value memref);
+
+/// The stride (i64) between the rows of a memref of rank >= 2.
+mlir::Value rowPitch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref);
 
 /// The size (i64) of dimension `d` of a memref.
 mlir::Value memrefDim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,

@@ -53,8 +53,24 @@ func.func private @f(!tile.smem<64x16xbf16, #tile.shared<swizzle = 64, pitch = 6
 // expected-error @+1 {{shared tile layout must be #tile.shared}}
 func.func private @f(!tile.smem<64x64xbf16, #tile.mma>)
 // -----
-// expected-error @+1 {{argument #0: tensors are memrefs with the identity layout}}
+// expected-error @+1 {{argument #0: tensors are memrefs in the default memory space}}
 tile.kernel @k(%a: memref<4xf32, 3>) warpgroups(1) {}
+// -----
+// A view's rows may be apart by any stride; its elements must be contiguous.
+// expected-error @+1 {{argument #1: tensors are memrefs in the default memory space with the identity layout, or rows of contiguous elements}}
+tile.kernel @k(%a: memref<?x?xf32, strided<[?, 1]>>, %b: memref<?x?xf32, strided<[?, 2]>>) warpgroups(1) {}
+// -----
+// expected-error @+1 {{argument #0: tensors are memrefs in the default memory space}}
+tile.kernel @k(%a: memref<?x?x?xf32, strided<[?, ?, 1]>>) warpgroups(1) {}
+// -----
+// expected-error @+1 {{argument #0: tensors are memrefs in the default memory space}}
+tile.kernel @k(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>) warpgroups(1) {}
+// -----
+func.func @f(%a: memref<?x?xf32, strided<[?, 1]>>, %r: !tile.reg<64xi32>) {
+  // expected-error @+1 {{positions index memrefs with the identity layout}}
+  %v = tile.gather %a[%r] : memref<?x?xf32, strided<[?, 1]>>, !tile.reg<64xi32> -> !tile.reg<64xf32>
+  return
+}
 // -----
 // expected-error @+1 {{argument #0 must be a memref or a scalar}}
 tile.kernel @k(%a: vector<4xf32>) warpgroups(1) {}

@@ -317,15 +317,26 @@ void KernelOp::print(OpAsmPrinter &p) {
                 /*printBlockTerminators=*/false);
 }
 
+bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
+  if (type.getMemorySpace())
+    return false;
+  if (type.getLayout().isIdentity())
+    return true;
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return strided && type.getRank() == 2 && strided.getOffset() == 0 &&
+         strided.getStrides()[1] == 1;
+}
+
 LogicalResult KernelOp::verify() {
   if (!getResultTypes().empty())
     return emitOpError("kernels return no values");
   for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
-      if (!memref.getLayout().isIdentity() || memref.getMemorySpace())
+      if (!isGlobalTensor(memref))
         return emitOpError("argument #")
-               << i << ": tensors are memrefs with the identity layout in the "
-                       "default memory space";
+               << i << ": tensors are memrefs in the default memory space with the "
+                       "identity layout, or rows of contiguous elements apart by any "
+                       "stride (strided<[?, 1]>, offset 0)";
       continue;
     }
     if (!type.isIntOrIndexOrFloat())
@@ -671,6 +682,9 @@ static LogicalResult verifyPositions(Operation *op, Type memory, RegTileType val
            << elt << " in memory, " << value.getElementType() << " in the tile";
   if (auto smem = dyn_cast<SmemTileType>(memory); smem && smem.getRank() != 2)
     return op->emitOpError("accesses a 2-D shared tile, not a ring");
+  // A position is a linear index: a strided view has holes between rows.
+  if (auto memref = dyn_cast<MemRefType>(memory); memref && !memref.getLayout().isIdentity())
+    return op->emitOpError("positions index memrefs with the identity layout");
   return success();
 }
 

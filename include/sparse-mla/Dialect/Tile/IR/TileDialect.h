@@ -71,6 +71,10 @@ struct TileDim {
 };
 
 TileDim getTileDim(mlir::Type tile, unsigned i);
+/// Whether a memref may be a kernel's tensor: the default memory space, and
+/// the identity layout or 2-D rows of contiguous elements apart by a
+/// dynamic stride (`strided<[?, 1]>`, a view of a wider matrix).
+bool isGlobalTensor(mlir::MemRefType type);
 /// Same rank and, dimension by dimension, the same size or parameter.
 bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the

@@ -31,8 +31,11 @@ def Tile_KernelOp : Tile_Op<"kernel", [
   let summary = "A GPU kernel written with warpgroup tiles";
   let description = [{
     A kernel launched on a grid of CTAs of `warpgroups` x 128 threads. Its
-    arguments are global tensors (memrefs with the identity layout, rows
-    contiguous) and scalars. Every warpgroup runs the body; shared tiles
+    arguments are global tensors and scalars. A tensor is a memref with the
+    identity layout, or a 2-D matrix whose rows are apart by a stride of
+    its descriptor (`memref<?x?xbf16, strided<[?, 1]>>`: a view of some
+    columns of a wider matrix, as q sliced from a fused projection); only
+    the aligned pointer, sizes and strides of the descriptor are read. Every warpgroup runs the body; shared tiles
     are common to the CTA.
 
     ```mlir
