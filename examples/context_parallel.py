@@ -87,13 +87,14 @@ def cp_backward_step(q, kv_local, o, do, indices, lse, offset, sizes, rank, back
     return dq, reduce_scatter_rows(dkv_acc, sizes, rank, backend)
 
 
-def make_problem(total, heads, topk, seed=0, device="cuda"):
-    """One sequence of `total` tokens: q, kv, o, do, indices, lse (unbatched)."""
+def make_problem(total, heads, topk, seed=0, device="cuda", dtype=torch.float64):
+    """One sequence of `total` tokens: q, kv, o, do, indices, lse (unbatched);
+    o and lse from the reference forward in `dtype`."""
     gen = torch.Generator(device=device).manual_seed(seed)
     q = torch.randn(total, heads, 576, device=device, generator=gen).bfloat16()
     kv = torch.randn(total, 1, 576, device=device, generator=gen).bfloat16()
     idx = causal_indices(1, total, 1, topk, generator=gen, device=device)[0]
-    o, lse = sparse_mla_fwd_reference(q, kv, idx)
+    o, lse = sparse_mla_fwd_reference(q, kv, idx, dtype=dtype)
     do = torch.randn(o.shape, device=device, generator=gen).bfloat16()
     return q, kv, o, do, idx, lse
 
@@ -109,25 +110,74 @@ def run_rank(rank, world, backend, total, heads, topk, sizes=None, deterministic
     return dq, dkv, (start, end)
 
 
-def _worker(rank, world, backend, init, args, out_dir):
+def time_step(rank, world, backend, total, heads, topk, reps=10):
+    """Milliseconds (medians over `reps`, CUDA events) of a rank's step:
+    the all-gather of KV, the backward, the reduce-scatter of dKV, the whole
+    step; and, on rank 0, one backward of the whole sequence on one GPU."""
+    import statistics
+    q, kv, o, do, idx, lse = make_problem(total, heads, topk, dtype=torch.float32)
+    start, end, sizes = chunk_bounds(total, world, rank)
+    rows = slice(start, end)
+    mine = [t[rows] for t in (q, o, do, idx, lse)]
+    dq = torch.empty_like(mine[0])
+    acc = torch.zeros(kv.shape, dtype=torch.float32, device=kv.device)
+    ws = torch.empty(sparse_mla.workspace_bytes(mine[0], kv, mine[1], mine[2], mine[3],
+                                                mine[4]), dtype=torch.uint8, device=q.device)
+    times = {"all-gather": [], "backward": [], "reduce-scatter": [], "step": []}
+    for i in range(reps + 2):
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+        dist.barrier()
+        ev[0].record()
+        full = all_gather_rows(kv[rows], sizes, backend)
+        ev[1].record()
+        sparse_mla.sparse_mla_bwd(mine[0], full, mine[1], mine[2], mine[3], mine[4],
+                                  q_offset=start, dq_out=dq, dkv_out=acc, workspace=ws)
+        ev[2].record()
+        reduce_scatter_rows(acc, sizes, rank, backend)
+        ev[3].record()
+        torch.cuda.synchronize()
+        if i >= 2:  # warm-up first
+            for name, (a, b) in zip(times, ((0, 1), (1, 2), (2, 3), (0, 3))):
+                times[name].append(ev[a].elapsed_time(ev[b]))
+    out = {name: statistics.median(v) for name, v in times.items()}
+    if rank == 0:
+        single = []
+        for i in range(reps + 2):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse)
+            b.record()
+            torch.cuda.synchronize()
+            if i >= 2:
+                single.append(a.elapsed_time(b))
+        out["one GPU, whole sequence"] = statistics.median(single)
+    return out
+
+
+def _worker(rank, world, backend, init, args, out_dir, timing):
     torch.cuda.set_device(rank % torch.cuda.device_count())
     dist.init_process_group(backend, init_method=init, rank=rank, world_size=world)
     try:
-        dq, dkv, bounds = run_rank(rank, world, backend, *args)
-        torch.save({"dq": dq.cpu(), "dkv": dkv.cpu(), "bounds": bounds},
-                   os.path.join(out_dir, f"rank{rank}.pt"))
+        if timing:
+            result = {"times": time_step(rank, world, backend, *args[:3])}
+        else:
+            dq, dkv, bounds = run_rank(rank, world, backend, *args)
+            result = {"dq": dq.cpu(), "dkv": dkv.cpu(), "bounds": bounds}
+        torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
 
 
-def spawn(world, backend, total, heads, topk, sizes=None, deterministic=True, out_dir="."):
+def spawn(world, backend, total, heads, topk, sizes=None, deterministic=True, out_dir=".",
+          timing=False):
     """Runs `world` ranks as processes of this host (one GPU may serve them
-    all with gloo) and returns each rank's saved results."""
+    all with gloo) and returns each rank's saved results (or, with
+    timing=True, its time_step figures)."""
     import tempfile
     import torch.multiprocessing as mp
     init = "file://" + tempfile.mktemp(prefix="sparse_mla_cp_")
     mp.spawn(_worker, args=(world, backend, init, (total, heads, topk, sizes, deterministic),
-                            out_dir), nprocs=world, join=True)
+                            out_dir, timing), nprocs=world, join=True)
     return [torch.load(os.path.join(out_dir, f"rank{r}.pt")) for r in range(world)]
 
 
@@ -138,6 +188,8 @@ def main():
     p.add_argument("--tokens", type=int, default=1024)
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--topk", type=int, default=256)
+    p.add_argument("--time", action="store_true",
+                   help="time a step (all-gather, backward, reduce-scatter) against one GPU")
     a = p.parse_args()
     if "RANK" in os.environ:  # under torchrun
         rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -148,6 +200,18 @@ def main():
         print(f"rank {rank}: queries and kv rows [{start}, {end})")
         return
     import tempfile
+    if a.time:
+        with tempfile.TemporaryDirectory() as out:
+            results = spawn(a.world, a.backend, a.tokens, a.heads, a.topk, out_dir=out,
+                            timing=True)
+        print(f"{a.world} ranks ({a.backend}), {a.tokens} tokens, H={a.heads}, topk {a.topk}, "
+              f"{torch.cuda.get_device_name()}; medians in ms")
+        for r, res in enumerate(results):
+            t = res["times"]
+            comm = t["all-gather"] + t["reduce-scatter"]
+            print(f"rank {r}: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+                  + f"; communication {comm / t['step']:.0%} of the step")
+        return
     with tempfile.TemporaryDirectory() as out:
         results = spawn(a.world, a.backend, a.tokens, a.heads, a.topk, out_dir=out)
     q, kv, o, do, idx, lse = make_problem(a.tokens, a.heads, a.topk)

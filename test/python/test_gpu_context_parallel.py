@@ -1,6 +1,6 @@
-"""examples/context_parallel.py with two gloo ranks on one GPU (staging
-through the host): each rank's dq and dkv rows against one call over the
-whole sequence. NCCL over two GPUs is tools/gpu.sh cp on a two-GPU machine."""
+"""examples/context_parallel.py with two ranks: gloo on one GPU (staging
+through the host), and NCCL where two GPUs are present (tools/gpu_cp.sh);
+each rank's dq and dkv rows against one call over the whole sequence."""
 import sys
 from pathlib import Path
 
@@ -21,13 +21,22 @@ def load_example():
     return context_parallel
 
 
+BACKENDS = [
+    "gloo",
+    pytest.param("nccl", marks=pytest.mark.skipif(
+        not torch.cuda.is_available() or torch.cuda.device_count() < 2,
+        reason="NCCL ranks need two GPUs")),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("heads", [16, 64])
 @pytest.mark.parametrize("sizes", [[256, 256], [201, 311]])
-def test_two_gloo_ranks_match_one_call(tmp_path, heads, sizes):
+def test_two_ranks_match_one_call(tmp_path, backend, heads, sizes):
     import sparse_mla
     cp = load_example()
     total, topk = sum(sizes), 128
-    results = cp.spawn(2, "gloo", total, heads, topk, sizes=sizes, out_dir=str(tmp_path))
+    results = cp.spawn(2, backend, total, heads, topk, sizes=sizes, out_dir=str(tmp_path))
     q, kv, o, do, idx, lse = cp.make_problem(total, heads, topk)
     dq, dkv = sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse, deterministic=True,
                                         dkv_dtype=torch.float32)
