@@ -160,13 +160,6 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     return success();
   }
 
-  /// Contiguous values a thread adds into one row.
-  struct RowRun {
-    Value row;                 // index into dest's rows (i32, < 0: skip)
-    Value col;                 // column within the tile (i32)
-    SmallVector<Value, 4> values;
-  };
-
   LogicalResult
   matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -174,49 +167,120 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       return lowerStaged(op, adaptor, rewriter);
     if (op.getScale())
       return lowerFixedPoint(op, adaptor, rewriter);
-    Location loc = op.getLoc();
+    RegisterScatter scatter(op, adaptor, rewriter);
     auto type = cast<RegTileType>(op.getValue().getType());
-    auto rowsType = cast<RegTileType>(op.getRows().getType());
-    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
-    ThreadElements rowsTe =
-        *getThreadElements(rowsType.getLayout(), rowsType.getShape());
-    Value value = adaptor.getValue();
-    auto element = [&](int64_t i) -> Value {
-      return vector::ExtractOp::create(rewriter, loc, value, i);
-    };
-    auto rowOf = [&](const Run &run) -> Value {
-      return vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
-                                       slicePosition(rowsTe, run.offsets[0]));
-    };
-    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
-    Value column = toI32(rewriter, loc, adaptor.getColumn());
-    // Each run is added as soon as it is formed, so few values are live.
-    auto add = [&](const RowRun &r) {
-      Value valid = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                          r.row, i32Const(rewriter, loc, 0));
+    if (op.getInterleaved())
+      scatter.interleaved();
+    else if (isa<MmaLayoutAttr>(type.getLayout()))
+      scatter.mmaPairs();
+    else
+      scatter.runs();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  /// Contiguous values a thread adds into one row.
+  struct RowRun {
+    Value row;                 // index into dest's rows (i32, < 0: skip)
+    Value col;                 // column within the tile (i32)
+    SmallVector<Value, 4> values;
+  };
+
+  /// The f32 reductions straight from the registers, one function a layout:
+  /// each run is added as soon as it is formed, so few values are live.
+  struct RegisterScatter {
+    RegisterScatter(ScatterAddRowsOp op, OpAdaptor adaptor, ConversionPatternRewriter &b)
+        : b(b), loc(op.getLoc()), type(cast<RegTileType>(op.getValue().getType())),
+          te(*getThreadElements(type.getLayout(), type.getShape())),
+          rowsTe(*getThreadElements(cast<RegTileType>(op.getRows().getType()).getLayout(),
+                                    cast<RegTileType>(op.getRows().getType()).getShape())),
+          value(adaptor.getValue()), rows(adaptor.getRows()),
+          base(globalBasePointer(b, loc, adaptor.getDest())),
+          pitch(rowPitch(b, loc, adaptor.getDest())),
+          column(toI32(b, loc, adaptor.getColumn())) {}
+
+    ConversionPatternRewriter &b;
+    Location loc;
+    RegTileType type;
+    ThreadElements te, rowsTe;
+    Value value, rows, base, pitch, column;
+
+    Value element(int64_t i) { return vector::ExtractOp::create(b, loc, value, i); }
+    Value rowAt(int64_t rowOffset) {
+      return vector::ExtractOp::create(b, loc, rows, slicePosition(rowsTe, rowOffset));
+    }
+
+    void add(const RowRun &r) {
+      Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, r.row,
+                                          i32Const(b, loc, 0));
       Value linear = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, r.row), pitch),
-          toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, r.col)));
-      Value ptr = LLVM::GEPOp::create(rewriter, loc, base.getType(), rewriter.getF32Type(),
-                                      base, ValueRange{linear});
-      emitReductions(rewriter, loc, ptr, r.values,
-                     arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), valid));
-    };
-    if (op.getInterleaved()) {
-      // An mma thread's pairs of columns 8h + 2q (h = 0, 1) of a row are
-      // adjacent once interleaved: one 16-byte run each, straight from the
-      // registers. Other layouts add their pieces as they come.
-      SmallVector<InterleavedPiece> pieces = interleavedPieces(rewriter, loc, type);
+          b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, r.row), pitch),
+          toI64(b, loc, arith::AddIOp::create(b, loc, column, r.col)));
+      Value ptr = LLVM::GEPOp::create(b, loc, base.getType(), b.getF32Type(), base,
+                                      ValueRange{linear});
+      emitReductions(b, loc, ptr, r.values,
+                     arith::ExtUIOp::create(b, loc, b.getI32Type(), valid));
+    }
+
+    /// Any layout: each run of the thread as it comes.
+    void runs() {
+      for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
+        RowRun r{rowAt(run.offsets[0]), run.coords[1], {}};
+        for (unsigned k = 0; k < te.vector; ++k)
+          r.values.push_back(element(run.first + k));
+        add(r);
+      }
+    }
+
+    /// An mma thread holds pairs of columns in rows r and r + 8; its lane
+    /// neighbour (lane ^ 1) the next pair of the same rows. One exchange
+    /// gives the even lane four columns of row r and the odd lane four of
+    /// row r + 8, so every reduction is a 16-byte v4.
+    void mmaPairs() {
+      SmallVector<Run> runs = runsOf(b, loc, type.getLayout(), te);
+      Value tid = threadInWarpgroup(b, loc);
+      Value odd = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 1)), i32Const(b, loc, 0));
+      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
+        return arith::SelectOp::create(b, loc, odd, ifOdd, ifEven);
+      };
+      // The odd lane's four columns start two before its own pair.
+      Value colBase = arith::SubIOp::create(b, loc, runs.front().base[1],
+                                            pick(i32Const(b, loc, 2), i32Const(b, loc, 0)));
+      Value width = i32Const(b, loc, hopper::kWarpThreads);
+      Value one = i32Const(b, loc, 1);
+      // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
+      for (size_t p = 0; p + 1 < runs.size(); p += 2) {
+        const Run &top = runs[p], &bottom = runs[p + 1];
+        assert(bottom.offsets[0] == top.offsets[0] + 8 &&
+               bottom.offsets[1] == top.offsets[1] && "mma runs come in row pairs");
+        Value t0 = element(top.first), t1 = element(top.first + 1);
+        Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
+        SmallVector<Value, 2> got;
+        for (auto [ifOdd, ifEven] : {std::pair{t0, b0}, std::pair{t1, b1}})
+          got.push_back(gpu::ShuffleOp::create(b, loc, pick(ifOdd, ifEven), one, width,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult());
+        Value col = arith::AddIOp::create(b, loc, colBase, i32Const(b, loc, top.offsets[1]));
+        add({pick(rowAt(bottom.offsets[0]), rowAt(top.offsets[0])), col,
+             {pick(got[0], t0), pick(got[1], t1), pick(b0, got[0]), pick(b1, got[1])}});
+      }
+    }
+
+    /// Into an interleaved destination an mma thread's pairs of columns
+    /// 8h + 2q (h = 0, 1) of a row are adjacent: one 16-byte run each,
+    /// straight from the registers (traded into 128-byte runs by
+    /// `tradedQuads`). Other layouts add their pieces as they come.
+    void interleaved() {
+      SmallVector<InterleavedPiece> pieces = interleavedPieces(b, loc, type);
       bool mma = isa<MmaLayoutAttr>(type.getLayout());
       // mma: the thread's 16-byte runs by their (row, column) offsets.
       llvm::MapVector<std::pair<int64_t, int64_t>, RowRun> quads;
       for (size_t i = 0; i < pieces.size(); ++i) {
         const InterleavedPiece &p = pieces[i];
-        RowRun r{vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
-                                           slicePosition(rowsTe, p.rowOffset)),
-                 p.col, {}};
+        RowRun r{rowAt(p.rowOffset), p.col, {}};
         for (unsigned k = 0; k < p.count; ++k)
           r.values.push_back(element(p.first + k));
         if (!mma) {
@@ -236,20 +300,24 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
           r.values.push_back(element(partner->first + k));
         quads.insert({{offset[0], offset[1]}, r});
       }
-      // A quad of lanes holds a row, so a v4 from each adds a 64-byte run;
-      // runs of 128 bytes add 22% faster (bench/probes/scatter_probe.cu,
-      // quad against oct1). Lanes l and l ^ 4 hold rows r and r + 1: they
-      // trade one group of each pair of groups (32 columns), so that one
-      // reduction adds a whole pair of row r and the next one of row r + 1.
-      // All trades come first, so their latency overlaps.
+      tradedQuads(quads);
+    }
+
+    /// A quad of lanes holds a row, so a v4 from each adds a 64-byte run;
+    /// runs of 128 bytes add 22% faster (bench/probes/scatter_probe.cu, quad
+    /// against oct1). Lanes l and l ^ 4 hold rows r and r + 1: they trade
+    /// one group of each pair of groups (32 columns), so that one reduction
+    /// adds a whole pair of row r and the next one of row r + 1. All trades
+    /// come first, so their latency overlaps.
+    void tradedQuads(llvm::MapVector<std::pair<int64_t, int64_t>, RowRun> &quads) {
       Value odd;
-      Value four = i32Const(rewriter, loc, 4);
-      Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
+      Value four = i32Const(b, loc, 4);
+      Value width = i32Const(b, loc, hopper::kWarpThreads);
       auto pick = [&](Value ifOdd, Value ifEven) -> Value {
-        return arith::SelectOp::create(rewriter, loc, odd, ifOdd, ifEven);
+        return arith::SelectOp::create(b, loc, odd, ifOdd, ifEven);
       };
       auto trade = [&](Value v) -> Value {
-        return gpu::ShuffleOp::create(rewriter, loc, v, four, width, gpu::ShuffleMode::XOR)
+        return gpu::ShuffleOp::create(b, loc, v, four, width, gpu::ShuffleMode::XOR)
             .getShuffleResult();
       };
       DenseMap<int64_t, Value> otherRows; // by row offset: the row of lane l ^ 4
@@ -264,14 +332,14 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
         }
         if (!odd)
           odd = arith::CmpIOp::create(
-              rewriter, loc, arith::CmpIPredicate::ne,
-              arith::AndIOp::create(rewriter, loc, threadInWarpgroup(rewriter, loc), four),
-              i32Const(rewriter, loc, 0));
-        const RowRun &b = right->second;
+              b, loc, arith::CmpIPredicate::ne,
+              arith::AndIOp::create(b, loc, threadInWarpgroup(b, loc), four),
+              i32Const(b, loc, 0));
+        const RowRun &r1 = right->second;
         // The odd lane sends its left group, the even lane its right one;
         // then both add the even lane's row, then both the odd lane's.
-        RowRun evenRow{nullptr, pick(b.col, a.col), {}}, oddRow = evenRow;
-        for (auto [l, r] : llvm::zip(a.values, b.values)) {
+        RowRun evenRow{nullptr, pick(r1.col, a.col), {}}, oddRow = evenRow;
+        for (auto [l, r] : llvm::zip(a.values, r1.values)) {
           Value got = trade(pick(l, r));
           evenRow.values.push_back(pick(got, l));
           oddRow.values.push_back(pick(r, got));
@@ -286,59 +354,8 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
       }
       for (const RowRun &r : traded)
         add(r);
-      rewriter.eraseOp(op);
-      return success();
     }
-    SmallVector<Run> runs = runsOf(rewriter, loc, type.getLayout(), te);
-    if (isa<MmaLayoutAttr>(type.getLayout())) {
-      // An mma thread holds pairs of columns in rows r and r + 8; its lane
-      // neighbour (lane ^ 1) the next pair of the same rows. One exchange
-      // gives the even lane four columns of row r and the odd lane four of
-      // row r + 8, so every reduction is a 16-byte v4.
-      Value tid = threadInWarpgroup(rewriter, loc);
-      Value odd = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 1)),
-          i32Const(rewriter, loc, 0));
-      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
-        return arith::SelectOp::create(rewriter, loc, odd, ifOdd, ifEven);
-      };
-      // The odd lane's four columns start two before its own pair.
-      Value colBase = arith::SubIOp::create(
-          rewriter, loc, runs.front().base[1],
-          pick(i32Const(rewriter, loc, 2), i32Const(rewriter, loc, 0)));
-      Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
-      Value one = i32Const(rewriter, loc, 1);
-      // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
-      for (size_t p = 0; p + 1 < runs.size(); p += 2) {
-        const Run &top = runs[p], &bottom = runs[p + 1];
-        assert(bottom.offsets[0] == top.offsets[0] + 8 &&
-               bottom.offsets[1] == top.offsets[1] && "mma runs come in row pairs");
-        Value t0 = element(top.first), t1 = element(top.first + 1);
-        Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
-        SmallVector<Value, 2> got;
-        for (auto [ifOdd, ifEven] : {std::pair{t0, b0}, std::pair{t1, b1}})
-          got.push_back(gpu::ShuffleOp::create(rewriter, loc, pick(ifOdd, ifEven),
-                                               one, width, gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
-        Value col = arith::AddIOp::create(rewriter, loc, colBase,
-                                          i32Const(rewriter, loc, top.offsets[1]));
-        add({pick(rowOf(bottom), rowOf(top)), col,
-             {pick(got[0], t0), pick(got[1], t1), pick(b0, got[0]),
-              pick(b1, got[1])}});
-      }
-    } else {
-      for (Run &run : runs) {
-        RowRun r{rowOf(run), run.coords[1], {}};
-        for (unsigned k = 0; k < te.vector; ++k)
-          r.values.push_back(element(run.first + k));
-        add(r);
-      }
-    }
-
-    rewriter.eraseOp(op);
-    return success();
-  }
+  };
 };
 
 } // namespace
