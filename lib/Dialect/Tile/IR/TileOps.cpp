@@ -1,0 +1,1026 @@
+//===- TileOps.cpp - Ops of the tile dialect: verifiers, syntax, folds ------===//
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "sparse-mla/Dialect/Tile/IR/Layouts.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+#define GET_OP_CLASSES
+#include "sparse-mla/Dialect/Tile/IR/TileOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr name;
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<Type> resultTypes;
+  bool isVariadic = false;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
+                             result.attributes) ||
+      function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  int64_t warpgroups = 1;
+  if (parser.parseKeyword("warpgroups") || parser.parseLParen() ||
+      parser.parseInteger(warpgroups) || parser.parseRParen())
+    return failure();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
+  result.addAttribute(getWarpgroupsAttrName(result.name),
+                      b.getI32IntegerAttr(warpgroups));
+  if (succeeded(parser.parseOptionalKeyword("cluster"))) {
+    int64_t cluster = 1;
+    if (parser.parseLParen() || parser.parseInteger(cluster) || parser.parseRParen())
+      return failure();
+    result.addAttribute(getClusterAttrName(result.name), b.getI32IntegerAttr(cluster));
+  }
+  if (succeeded(parser.parseOptionalKeyword("variants"))) {
+    ArrayAttr variants;
+    if (parser.parseLParen() || parser.parseAttribute(variants) ||
+        parser.parseRParen())
+      return failure();
+    result.addAttribute(getVariantsAttrName(result.name), variants);
+  }
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  call_interface_impl::addArgAndResultAttrs(
+      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  KernelOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printSymbolName(getSymName());
+  function_interface_impl::printFunctionSignature(
+      p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
+  p << " warpgroups(" << getWarpgroups() << ")";
+  if (std::optional<uint32_t> cluster = getCluster())
+    p << " cluster(" << *cluster << ")";
+  if (ArrayAttr variants = getVariantsAttr())
+    p << " variants(" << variants << ")";
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
+       getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+}
+
+bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
+  if (type.getMemorySpace())
+    return false;
+  if (type.getLayout().isIdentity())
+    return true;
+  auto strided = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  return strided && type.getRank() == 2 && strided.getOffset() == 0 &&
+         strided.getStrides()[1] == 1;
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getResultTypes().empty())
+    return emitOpError("kernels return no values");
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      if (!isGlobalTensor(memref))
+        return emitOpError("argument #")
+               << i << ": tensors are memrefs in the default memory space with the "
+                       "identity layout, or rows of contiguous elements apart by any "
+                       "stride (strided<[?, 1]>, offset 0)";
+      continue;
+    }
+    if (!type.isIntOrIndexOrFloat())
+      return emitOpError("argument #")
+             << i << " must be a memref or a scalar, got " << type;
+  }
+  return success();
+}
+
+llvm::SetVector<StringAttr> KernelOp::getShapeParameters() {
+  // Wherever a tile type may sit (results, block arguments, attributes, inside
+  // other types): everything that tile-specialize rewrites.
+  llvm::SetVector<StringAttr> names;
+  AttrTypeWalker walker;
+  walker.addWalk([&](RegTileType t) { names.insert_range(t.getSymbols()); });
+  walker.addWalk([&](SmemTileType t) { names.insert_range(t.getSymbols()); });
+  getBody().walk([&](Operation *op) {
+    if (auto param = dyn_cast<ParamOp>(op))
+      names.insert(param.getNameAttr());
+    walker.walk(op->getAttrDictionary());
+    for (Type t : op->getResultTypes())
+      walker.walk(t);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (Type t : b.getArgumentTypes())
+          walker.walk(t);
+  });
+  return names;
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  // memref.dim's own verifier lets a negative constant index through, and
+  // the upstream folders then read out of bounds: reject it here.
+  WalkResult dims = getBody().walk([&](memref::DimOp dim) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    int64_t rank = cast<ShapedType>(dim.getSource().getType()).getRank();
+    if (index && (*index < 0 || *index >= rank)) {
+      dim.emitOpError("index ") << *index << " is out of range for a memref of rank " << rank;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (dims.wasInterrupted())
+    return failure();
+  llvm::SetVector<StringAttr> params = getShapeParameters();
+  ArrayAttr variants = getVariantsAttr();
+  if (!variants) {
+    if (!params.empty())
+      return emitOpError("has shape parameter '")
+             << params.front().getValue()
+             << "' but no variants to bind it";
+    return success();
+  }
+  if (variants.empty())
+    return emitOpError("lists no variants");
+  // Variants may bind names that the body no longer uses (dead code removed).
+  for (auto [i, a] : llvm::enumerate(variants)) {
+    auto variant = cast<DictionaryAttr>(a);
+    for (NamedAttribute binding : variant) {
+      auto value = dyn_cast<IntegerAttr>(binding.getValue());
+      if (!value || !value.getType().isSignlessIntOrIndex() ||
+          value.getValue().getSignificantBits() > 32 || value.getValue().isNegative())
+        return emitOpError("variant #")
+               << i << " binds '" << binding.getName().getValue() << "' to "
+               << binding.getValue() << ", not an integer in [0, 2^31)";
+    }
+    for (StringAttr name : params)
+      if (!variant.contains(name))
+        return emitOpError("variant #")
+               << i << " does not bind shape parameter '" << name.getValue()
+               << "'";
+  }
+  // A tile.param of a narrow integer type must hold every variant's value
+  // as a non-negative number; an i1 is a flag, 0 or 1.
+  WalkResult fits = getBody().walk([&](ParamOp param) {
+    unsigned width = param.getType().isIndex() ? 64 : param.getType().getIntOrFloatBitWidth();
+    unsigned bits = width == 1 ? 1 : width - 1;
+    for (auto [i, a] : llvm::enumerate(variants)) {
+      int64_t v = cast<DictionaryAttr>(a).getAs<IntegerAttr>(param.getNameAttr()).getInt();
+      if (width < 64 && v >= (int64_t(1) << bits)) {
+        param.emitOpError("cannot hold ")
+            << v << ", the value of variant #" << i << ", in " << param.getType();
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(fits.wasInterrupted());
+}
+
+//===----------------------------------------------------------------------===//
+// Register tile ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult sparse_mla::tile::OpTrait::verifySameLayoutTiles(Operation *op) {
+  Attribute seen;
+  auto check = [&](Type t) {
+    auto tile = dyn_cast<RegTileType>(t);
+    if (!tile || !tile.getLayout())
+      return true;
+    if (!seen)
+      seen = tile.getLayout();
+    return seen == tile.getLayout();
+  };
+  for (Type t : op->getOperandTypes())
+    if (!check(t))
+      return op->emitOpError("register tiles must share one layout");
+  for (Type t : op->getResultTypes())
+    if (!check(t))
+      return op->emitOpError("register tiles must share one layout");
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RegTileType>(getResult().getType());
+  if (getDim() >= static_cast<uint64_t>(type.getRank()))
+    return emitOpError("dimension ") << getDim() << " of a rank-" << type.getRank() << " tile";
+  if (!type.getElementType().isSignlessInteger(32))
+    return emitOpError("coordinates are i32");
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  auto from = cast<RegTileType>(getSource().getType());
+  auto to = cast<RegTileType>(getType());
+  if (from.getShape() != to.getShape() || from.getElementType() != to.getElementType())
+    return emitOpError("converts a tile to another layout of its shape and element type, not ")
+           << from << " to " << to;
+  return success();
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getType())
+    return getSource();
+  return {};
+}
+
+int64_t ConvertLayoutOp::getScratchBytes() {
+  auto from = cast<RegTileType>(getSource().getType());
+  auto to = cast<RegTileType>(getType());
+  if (!from.getLayout() || !to.getLayout() || from.getLayout() == to.getLayout())
+    return 0;
+  int64_t elements = 1;
+  for (int64_t d : from.getShape())
+    elements *= d;
+  return llvm::alignTo(elements * getElementBytes(from.getElementType()), 16);
+}
+
+LogicalResult ScanOp::verify() {
+  auto type = cast<RegTileType>(getSource().getType());
+  if (type.getRank() != 2)
+    return emitOpError("scans the rows of a 2-D tile");
+  Type elt = type.getElementType();
+  if (!elt.isSignlessInteger(32) && !elt.isF32())
+    return emitOpError("scans i32 or f32 tiles");
+  if (type.getLayout() && !isa<BlockedLayoutAttr>(type.getLayout()))
+    return emitOpError("needs a #tile.blocked layout");
+  return success();
+}
+
+int64_t ScanOp::getScratchBytes() {
+  auto type = cast<RegTileType>(getSource().getType());
+  auto blocked = dyn_cast_if_present<BlockedLayoutAttr>(type.getLayout());
+  if (!blocked || blocked.getLanes() <= hopper::kWarpThreads)
+    return 0;
+  // One total per run of a thread and per warp of its row.
+  FailureOr<ThreadElements> te = getThreadElements(blocked, type.getShape());
+  if (failed(te))
+    return 0;
+  int64_t runs = te->offsets.size() / te->vector;
+  return runs * hopper::kWarpgroupWarps * 4;
+}
+
+LogicalResult MapOp::verify() {
+  auto resultType = cast<RegTileType>(getResult().getType());
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body takes ")
+           << body.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RegTileType>(input.getType());
+    if (!sameShape(type, resultType))
+      return emitOpError("input #") << i << " has shape other than the result";
+    if (type.getLayout() != resultType.getLayout())
+      return emitOpError("input #") << i << " has a layout other than the result";
+    if (body.getArgument(i).getType() != type.getElementType())
+      return emitOpError("body argument #")
+             << i << " must have the element type of input #" << i;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 ||
+      yield.getValues()[0].getType() != resultType.getElementType())
+    return emitOpError("body must yield one value of the result element type");
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      return op.emitOpError("is not allowed in a tile.map body (arith and math only)");
+    if (op.getNumRegions())
+      return op.emitOpError("with regions is not allowed in a tile.map body");
+  }
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto src = cast<RegTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (src.getRank() != 1 || res.getRank() != 2)
+    return emitOpError("broadcasts a 1-D tile to a 2-D tile");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  TileDim kept = getTileDim(res, 1 - getDim());
+  if (getTileDim(src, 0) != kept)
+    return emitOpError("source of ")
+           << getTileDim(src, 0).str() << " elements does not match the "
+           << kept.str() << " of result dimension " << (1 - getDim());
+  if (src.getLayout() && res.getLayout() &&
+      src.getLayout() !=
+          SliceLayoutAttr::get(getContext(), getDim(), res.getLayout()))
+    return emitOpError("source layout must be the slice of the result layout "
+                       "along the broadcast dimension");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto src = cast<RegTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (src.getRank() != 2 || res.getRank() != 1)
+    return emitOpError("reduces a 2-D tile to a 1-D tile");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  if (!isa<FloatType>(src.getElementType()))
+    return emitOpError("reduces float tiles");
+  TileDim kept = getTileDim(src, 1 - getDim());
+  if (getTileDim(res, 0) != kept)
+    return emitOpError("result of ")
+           << getTileDim(res, 0).str() << " elements does not match the "
+           << kept.str() << " of source dimension " << (1 - getDim());
+  if (src.getLayout() && res.getLayout() &&
+      res.getLayout() !=
+          SliceLayoutAttr::get(getContext(), getDim(), src.getLayout()))
+    return emitOpError("result layout must be the slice of the source layout "
+                       "along the reduced dimension");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory ops
+//===----------------------------------------------------------------------===//
+
+/// Checks a window access of `tile` into `memref` at `indices` with `bounds`.
+static LogicalResult verifyWindow(Operation *op, MemRefType memref,
+                                  RegTileType tile, size_t numIndices,
+                                  size_t numBounds) {
+  if (numIndices != static_cast<size_t>(memref.getRank()))
+    return op->emitOpError("needs ")
+           << memref.getRank() << " indices for a rank-" << memref.getRank()
+           << " memref, got " << numIndices;
+  if (tile.getRank() > memref.getRank())
+    return op->emitOpError("tile rank exceeds the memref rank");
+  if (numBounds && numBounds != static_cast<size_t>(tile.getRank()))
+    return op->emitOpError("needs one bound per tile dimension (")
+           << tile.getRank() << "), got " << numBounds;
+  if (tile.getElementType() != memref.getElementType())
+    return op->emitOpError("tile and memref element types differ");
+  return success();
+}
+
+/// An interleaved matrix is read or written in whole 16-column groups.
+static LogicalResult verifyInterleaved(Operation *op, RegTileType tile) {
+  if (tile.getRank() != 2)
+    return op->emitOpError("interleaves the columns of 2-D tiles only");
+  if (TileDim n = getTileDim(tile, 1); n.isStatic() && n.size % kInterleaveColumns)
+    return op->emitOpError("interleaved columns come in groups of ")
+           << kInterleaveColumns << ": the tile has " << n.size;
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  auto tile = cast<RegTileType>(getResult().getType());
+  if (failed(verifyWindow(*this, cast<MemRefType>(getSource().getType()), tile,
+                          getIndices().size(), getBounds().size())))
+    return failure();
+  if (getPad() && getPad().getType() != tile.getElementType())
+    return emitOpError("pad value must have the tile element type");
+  if (!getBounds().empty() && !getPad())
+    return emitOpError("bounded loads need a pad value");
+  if (getBounds().empty() && getPad())
+    return emitOpError("a pad value needs bounds");
+  if (getInterleaved() && failed(verifyInterleaved(*this, tile)))
+    return failure();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  auto tile = cast<RegTileType>(getValue().getType());
+  if (getTranspose() && tile.getRank() != 2)
+    return emitOpError("transposes only 2-D tiles");
+  return verifyWindow(*this, cast<MemRefType>(getDest().getType()), tile,
+                      getIndices().size(), getBounds().size());
+}
+
+static LogicalResult verifyRowIndices(Operation *op, RegTileType rows,
+                                      TileDim numRows) {
+  if (rows.getRank() != 1 || !rows.getElementType().isInteger(32))
+    return op->emitOpError("row indices must be a 1-D tile of i32");
+  if (getTileDim(rows, 0) != numRows)
+    return op->emitOpError("has ")
+           << getTileDim(rows, 0).str() << " row indices for " << numRows.str()
+           << " rows";
+  return success();
+}
+
+LogicalResult StoreRowsOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (value.getRank() != 2 || dest.getRank() != 2)
+    return emitOpError("stores a 2-D tile into a 2-D memref");
+  if (value.getElementType() != dest.getElementType())
+    return emitOpError("tile and memref element types differ");
+  unsigned rowDim = getTranspose() ? 1 : 0;
+  auto rows = cast<RegTileType>(getRows().getType());
+  if (failed(verifyRowIndices(*this, rows, getTileDim(value, rowDim))))
+    return failure();
+  // Each thread writes the rows it holds, so it must hold their indices.
+  if (value.getLayout() && rows.getLayout() &&
+      rows.getLayout() != SliceLayoutAttr::get(getContext(), 1 - rowDim, value.getLayout()))
+    return emitOpError("row indices must have layout ")
+           << SliceLayoutAttr::get(getContext(), 1 - rowDim, value.getLayout());
+  return success();
+}
+
+/// Checks an access by positions: i32 positions of the value's shape, and
+/// a memref or 2-D shared tile of the value's element type.
+static LogicalResult verifyPositions(Operation *op, Type memory, RegTileType value,
+                                     RegTileType positions) {
+  if (!positions.getElementType().isSignlessInteger(32))
+    return op->emitOpError("positions are i32");
+  if (!sameShape(positions, value))
+    return op->emitOpError("positions and values differ in shape");
+  auto elt = cast<ShapedType>(memory).getElementType();
+  if (elt != value.getElementType())
+    return op->emitOpError("element types differ: ")
+           << elt << " in memory, " << value.getElementType() << " in the tile";
+  if (auto smem = dyn_cast<SmemTileType>(memory); smem && smem.getRank() != 2)
+    return op->emitOpError("accesses a 2-D shared tile, not a ring");
+  // A position is a linear index: a strided view has holes between rows.
+  if (auto memref = dyn_cast<MemRefType>(memory); memref && !memref.getLayout().isIdentity())
+    return op->emitOpError("positions index memrefs with the identity layout");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  auto result = cast<RegTileType>(getResult().getType());
+  if (getPad() && getPad().getType() != result.getElementType())
+    return emitOpError("pad value must have the tile element type");
+  return verifyPositions(*this, getSource().getType(), result,
+                         cast<RegTileType>(getPositions().getType()));
+}
+
+LogicalResult ScatterOp::verify() {
+  return verifyPositions(*this, getDest().getType(),
+                         cast<RegTileType>(getValue().getType()),
+                         cast<RegTileType>(getPositions().getType()));
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  if (failed(verifyPositions(*this, getDest().getType(), value,
+                             cast<RegTileType>(getPositions().getType()))))
+    return failure();
+  Type elt = value.getElementType();
+  bool ok = elt.isSignlessInteger(32) || (elt.isF32() && getKind() == AtomicKind::add);
+  if (!ok)
+    return emitOpError("'") << stringifyAtomicKind(getKind()) << "' is not supported on " << elt;
+  return success();
+}
+
+bool SplatOp::isPositiveZero() {
+  auto cst = getValue().getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return f && f.getValue().isPosZero();
+}
+
+LogicalResult ScatterAddRowsOp::verify() {
+  auto value = cast<RegTileType>(getValue().getType());
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (value.getRank() != 2 || !value.getElementType().isF32())
+    return emitOpError("adds a 2-D f32 tile");
+  if (getScale()) {
+    if (dest.getRank() != 2 || !dest.getElementType().isInteger(64))
+      return emitOpError("destination of a fixed-point (scaled) addition must be a 2-D "
+                         "i64 memref");
+    if (getStaging() || getInterleaved())
+      return emitOpError("fixed-point additions are neither staged nor interleaved");
+  } else if (dest.getRank() != 2 || !dest.getElementType().isF32()) {
+    return emitOpError("destination must be a 2-D f32 memref, or i64 with a scale");
+  }
+  auto rows = cast<RegTileType>(getRows().getType());
+  if (failed(verifyRowIndices(*this, rows, getTileDim(value, 0))))
+    return failure();
+  if (Value staging = getStaging()) {
+    auto type = cast<SmemTileType>(staging.getType());
+    if (type.getRank() != 2 || !type.getElementType().isF32() ||
+        !sameShape(type, value))
+      return emitOpError("staging must be a 2-D f32 shared tile of the value's shape");
+    if (auto layout = type.getSharedLayout(); layout && layout.getSwizzle())
+      return emitOpError("staging rows are read whole by the bulk reduction: "
+                         "the tile must not be swizzled");
+    if (TileDim n = getTileDim(value, 1); n.isStatic() && n.size % 4)
+      return emitOpError("staged rows of ") << n.size << " f32 are not whole 16-byte chunks";
+  }
+  if (getInterleaved() && failed(verifyInterleaved(*this, value)))
+    return failure();
+  // Each thread adds the rows it holds, so it must hold their indices.
+  if (value.getLayout() && rows.getLayout() &&
+      rows.getLayout() != SliceLayoutAttr::get(getContext(), 1, value.getLayout()))
+    return emitOpError("row indices must have layout ")
+           << SliceLayoutAttr::get(getContext(), 1, value.getLayout())
+           << ", the rows of the value's";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  int64_t align = getSharedAlignment(cast<SmemTileType>(getType()));
+  if (IntegerAttr offset = getOffsetAttr(); offset && (offset.getInt() < 0 || offset.getInt() % align))
+    return emitOpError("offset must be a non-negative multiple of ")
+           << align << " bytes";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto src = cast<SmemTileType>(getSource().getType());
+  auto res = cast<SmemTileType>(getResult().getType());
+  if (getOffsets().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError("needs one offset per source dimension (")
+           << src.getRank() << "), got " << getOffsets().size();
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  int64_t dropped = src.getRank() - res.getRank();
+  if (dropped != 0 && !(dropped == 1 && src.getRank() == 3))
+    return emitOpError("may only drop the stage dimension of a 3-D ring");
+  ArrayRef<int64_t> srcShape = src.getShape().drop_front(dropped);
+  for (auto [i, sizes] : llvm::enumerate(llvm::zip(srcShape, res.getShape()))) {
+    auto [s, r] = sizes;
+    // A shape parameter's size is checked once it is bound.
+    if (ShapedType::isDynamic(s) || ShapedType::isDynamic(r))
+      continue;
+    if (r > s)
+      return emitOpError("result dimension ")
+             << i << " (" << r << ") exceeds the source (" << s << ")";
+    std::optional<int64_t> off =
+        getConstantIntValue(getOffsets()[i + dropped]);
+    if (off && (*off < 0 || *off + r > s))
+      return emitOpError("slice of dimension ")
+             << i << " at " << *off << " runs out of the source";
+  }
+  return success();
+}
+
+/// Whether a register tile of `reg` moves whole to or from a shared tile of
+/// `smem`: both 2-D of one shape, or 1-D of N elements and 1 x N.
+static bool sameSharedShape(SmemTileType smem, RegTileType reg) {
+  if (smem.getRank() != 2)
+    return false;
+  if (reg.getRank() == 1)
+    return getTileDim(smem, 0) == TileDim{1, {}} &&
+           getTileDim(smem, 1) == getTileDim(reg, 0) &&
+           !(smem.getSharedLayout() && smem.getSharedLayout().getSwizzle());
+  return sameShape(smem, reg);
+}
+
+LogicalResult ReadOp::verify() {
+  auto src = cast<SmemTileType>(getSource().getType());
+  auto res = cast<RegTileType>(getResult().getType());
+  if (!sameSharedShape(src, res))
+    return emitOpError("reads a 2-D shared tile into a register tile of its "
+                       "shape, or an unswizzled 1 x N one into N elements");
+  if (src.getElementType() != res.getElementType())
+    return emitOpError("source and result element types differ");
+  return success();
+}
+
+/// mbarriers are a 1 x N shared tile of i64.
+static LogicalResult verifyMBarriers(Operation *op, Type bars) {
+  auto type = cast<SmemTileType>(bars);
+  if (type.getRank() != 2 || !type.getElementType().isInteger(64) ||
+      getTileDim(type, 0) != TileDim{1, {}})
+    return op->emitOpError("mbarriers are a 1 x N shared tile of i64, not ") << bars;
+  return success();
+}
+
+/// An op that reaches another CTA's shared memory (`cta` given) needs a
+/// kernel launched in clusters.
+static LogicalResult verifyClusterAccess(Operation *op, bool remote) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (remote && kernel && kernel.getClusterSize() == 1)
+    return op->emitOpError("reaches another CTA's shared memory, but the kernel "
+                           "has no clusters: give it `cluster(n)`");
+  return success();
+}
+
+LogicalResult ClusterRankOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (kernel && kernel.getClusterSize() == 1)
+    return emitOpError("needs a kernel launched in clusters: give it `cluster(n)`");
+  return success();
+}
+
+LogicalResult WriteOp::verify() {
+  if (failed(verifyClusterAccess(*this, static_cast<bool>(getCta()))))
+    return failure();
+  if (getBars()) {
+    if (!getCta())
+      return emitOpError("completes on a barrier only as an asynchronous write into a CTA "
+                         "of the cluster: give `cta`");
+    if (failed(verifyMBarriers(*this, getBars().getType())))
+      return failure();
+  }
+  auto val = cast<RegTileType>(getValue().getType());
+  auto dst = cast<SmemTileType>(getDest().getType());
+  if (!sameSharedShape(dst, val))
+    return emitOpError("writes a register tile into a 2-D shared tile of its "
+                       "shape, or N elements into an unswizzled 1 x N one");
+  Type from = val.getElementType(), to = dst.getElementType();
+  if (from != to && !(from.isF32() && (to.isBF16() || to.isF16())))
+    return emitOpError("can only convert f32 to bf16 or f16 on the way, not ")
+           << from << " to " << to;
+  return success();
+}
+
+static LogicalResult verifyCopyInto(Operation *op, MemRefType src,
+                                    SmemTileType dst) {
+  if (dst.getRank() != 2)
+    return op->emitOpError("destination must be a 2-D shared tile");
+  if (src.getElementType() != dst.getElementType())
+    return op->emitOpError("source and destination element types differ");
+  if (ShapedType::isDynamic(dst.getShape()[1]))
+    return success(); // checked once the parameter is bound
+  int64_t rowBytes = dst.getShape()[1] * getElementBytes(dst.getElementType());
+  if (rowBytes % hopper::kAccessBytes)
+    return op->emitOpError("copies whole ") << hopper::kAccessBytes << "-byte chunks; rows of "
+           << rowBytes << " bytes are not";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  if (src.getRank() < 2)
+    return emitOpError("source must have at least 2 dimensions");
+  if (getIndices().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError("needs ") << src.getRank() << " indices, got "
+                                 << getIndices().size();
+  return verifyCopyInto(*this, src, cast<SmemTileType>(getDest().getType()));
+}
+
+LogicalResult GatherRowsOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  auto dst = cast<SmemTileType>(getDest().getType());
+  if (src.getRank() != 2)
+    return emitOpError("source must be a 2-D memref");
+  if (failed(verifyCopyInto(*this, src, dst)))
+    return failure();
+  return verifyRowIndices(*this, cast<RegTileType>(getRows().getType()),
+                          getTileDim(dst, 0));
+}
+
+LogicalResult AnyOp::verify() {
+  if (!cast<RegTileType>(getPred().getType()).getElementType().isInteger(1))
+    return emitOpError("takes a tile of i1");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+GemmOp GemmOp::getJoinedGroup() {
+  auto prior = getAcc().getDefiningOp<GemmOp>();
+  if (!getAsync() || !prior || !prior.getAsync() || prior->getBlock() != (*this)->getBlock())
+    return {};
+  return prior;
+}
+
+LogicalResult GemmOp::verify() {
+  auto aShape = cast<ShapedType>(getA().getType());
+  auto bType = cast<SmemTileType>(getB().getType());
+  auto accType = cast<RegTileType>(getAcc().getType());
+  bool aInRegs = isa<RegTileType>(getA().getType());
+  if (aShape.getRank() != 2 || bType.getRank() != 2 || accType.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  Type elt = aShape.getElementType();
+  if (!(elt.isBF16() || elt.isF16()) || bType.getElementType() != elt)
+    return emitOpError("a and b must both be bf16 or both f16");
+  if (!accType.getElementType().isF32())
+    return emitOpError("accumulates in f32");
+  if (aInRegs && getTransposeA())
+    return emitOpError("a register operand cannot be transposed");
+  if (auto a = dyn_cast<RegTileType>(getA().getType());
+      a && a.getLayout() && !isa<MmaLayoutAttr>(a.getLayout()))
+    return emitOpError("a register operand must have the #tile.mma layout");
+  TileDim m = getTileDim(aShape, getTransposeA() ? 1 : 0);
+  TileDim ka = getTileDim(aShape, getTransposeA() ? 0 : 1);
+  TileDim kb = getTileDim(bType, getTransposeB() ? 1 : 0);
+  TileDim n = getTileDim(bType, getTransposeB() ? 0 : 1);
+  if (ka != kb)
+    return emitOpError("contraction sizes differ: ") << ka.str() << " vs " << kb.str();
+  if (getTileDim(accType, 0) != m || getTileDim(accType, 1) != n)
+    return emitOpError("accumulator must be ") << m.str() << "x" << n.str();
+  // Shape parameters are checked once bound.
+  if (m.isStatic() && m.size % hopper::kWgmmaM)
+    return emitOpError("M (") << m.size << ") must be a multiple of " << hopper::kWgmmaM;
+  if (n.isStatic() && n.size % hopper::kWgmmaNStep)
+    return emitOpError("N (") << n.size << ") must be a multiple of " << hopper::kWgmmaNStep;
+  if (ka.isStatic() && ka.size % hopper::kWgmmaK)
+    return emitOpError("K (") << ka.size << ") must be a multiple of " << hopper::kWgmmaK;
+  if (accType.getLayout() && !isa<MmaLayoutAttr>(accType.getLayout()))
+    return emitOpError("accumulator must have the #tile.mma layout");
+  if (getAsync()) {
+    // The result is read through tile.gemm_wait, or accumulated into by the
+    // next asynchronous product, which then joins its group and is its only
+    // reader.
+    Value result = getResult();
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      auto next = dyn_cast<GemmOp>(user);
+      // A synchronous product reports that it accumulates into this one.
+      if (isa<GemmWaitOp>(user) || (next && !next.getAsync() && next.getAcc() == result))
+        continue;
+      if (next && next.getJoinedGroup() == *this) {
+        if (!result.hasOneUse())
+          return emitOpError("result of an asynchronous product that the next "
+                             "one accumulates into has another reader");
+        continue;
+      }
+      return emitOpError("result of an asynchronous product is read before a "
+                         "tile.gemm_wait: ")
+             << user->getName();
+    }
+  }
+  if (GemmOp prior = getAcc().getDefiningOp<GemmOp>();
+      prior && prior.getAsync() && !getAsync())
+    return emitOpError("accumulates into an asynchronous product: give it `async` "
+                       "too, or wait for the product first");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Warp specialization, scoped barriers and mbarriers
+//===----------------------------------------------------------------------===//
+
+LogicalResult BarrierOp::verify() {
+  std::optional<ArrayRef<int64_t>> wgs = getWarpgroups();
+  auto partitions = (*this)->getParentOfType<WarpSpecializeOp>();
+  if (!wgs) {
+    if (partitions)
+      return emitOpError("synchronizes the whole CTA, but inside tile.warp_specialize "
+                         "the other warpgroups run other code: give `warpgroups`");
+    return success();
+  }
+  if (partitions) {
+    // Every warpgroup of the partition runs this barrier: it must count them.
+    auto [first, count] = getRunningWarpgroups(*this);
+    for (int64_t w = first; w < first + count; ++w)
+      if (!llvm::is_contained(*wgs, w))
+        return emitOpError("runs on warpgroup ") << w << ", which it does not list";
+  }
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  int64_t n = kernel ? kernel.getWarpgroups() : std::numeric_limits<int64_t>::max();
+  if (wgs->empty())
+    return emitOpError("needs at least one warpgroup");
+  for (size_t i = 0; i < wgs->size(); ++i) {
+    if ((*wgs)[i] < 0 || (*wgs)[i] >= n)
+      return emitOpError("warpgroup ") << (*wgs)[i] << " is not one of the kernel's " << n;
+    if (i && (*wgs)[i] <= (*wgs)[i - 1])
+      return emitOpError("warpgroups must be listed in increasing order, once each");
+  }
+  return success();
+}
+
+ParseResult MapOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::UnresolvedOperand, 4> inputs;
+  SmallVector<Type, 4> types;
+  Type resultType;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOperandList(inputs) || parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColon() || parser.parseTypeList(types) || parser.parseArrow() ||
+      parser.parseType(resultType))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  ensureTerminator(*body, parser.getBuilder(), result.location);
+  result.addTypes(resultType);
+  return parser.resolveOperands(inputs, types, loc, result.operands);
+}
+
+void MapOp::print(OpAsmPrinter &p) {
+  p << ' ' << getInputs();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  p << " : " << getInputs().getTypes() << " -> " << getResult().getType() << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/true, /*printBlockTerminators=*/true);
+}
+
+ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto &props = result.getOrAddProperties<Properties>();
+  if (succeeded(parser.parseOptionalKeyword("warpgroups"))) {
+    DenseI64ArrayAttr warpgroups;
+    if (parser.parseLParen() || parser.parseCustomAttributeWithFallback(warpgroups, Type{}) ||
+        parser.parseRParen())
+      return failure();
+    props.warpgroups = warpgroups;
+  }
+  DenseI64ArrayAttr registers;
+  if (parser.parseKeyword("registers") || parser.parseLParen() ||
+      parser.parseCustomAttributeWithFallback(registers, Type{}) || parser.parseRParen())
+    return failure();
+  props.registers = registers;
+  do {
+    if (parser.parseRegion(*result.addRegion()))
+      return failure();
+  } while (succeeded(parser.parseOptionalComma()));
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void WarpSpecializeOp::print(OpAsmPrinter &p) {
+  if (getWarpgroupsAttr()) {
+    p << " warpgroups(";
+    p.printStrippedAttrOrType(getWarpgroupsAttr());
+    p << ")";
+  }
+  p << " registers(";
+  p.printStrippedAttrOrType(getRegistersAttr());
+  p << ")";
+  llvm::interleave(
+      getPartitions(), p,
+      [&](Region &r) {
+        p << " ";
+        p.printRegion(r, /*printEntryBlockArgs=*/false);
+      },
+      ",");
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getRegistersAttrName(), getWarpgroupsAttrName()});
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  ArrayRef<int64_t> regs = getRegisters();
+  size_t regions = getPartitions().size();
+  if (regs.size() != regions)
+    return emitOpError("has ") << regions << " regions but " << regs.size()
+                               << " register budgets";
+  SmallVector<int64_t> sizes(regions, 1);
+  if (std::optional<ArrayRef<int64_t>> given = getWarpgroups()) {
+    if (given->size() != regions)
+      return emitOpError("has ") << regions << " regions but " << given->size()
+                                 << " warpgroup counts";
+    sizes.assign(given->begin(), given->end());
+  }
+  int64_t warpgroups = 0;
+  for (int64_t s : sizes) {
+    if (s < 1)
+      return emitOpError("a region runs on at least one warpgroup, not ") << s;
+    warpgroups += s;
+  }
+  if (auto kernel = (*this)->getParentOfType<KernelOp>();
+      kernel && kernel.getWarpgroups() != warpgroups)
+    return emitOpError("regions must cover the kernel's ")
+           << kernel.getWarpgroups() << " warpgroups, not " << warpgroups;
+  int64_t total = 0;
+  for (auto [r, s] : llvm::zip(regs, sizes)) {
+    if (r < hopper::kSetMaxNRegMin || r > hopper::kSetMaxNRegMax || r % hopper::kSetMaxNRegStep)
+      return emitOpError("register budget ")
+             << r << " is not a multiple of " << hopper::kSetMaxNRegStep << " in ["
+             << hopper::kSetMaxNRegMin << ", " << hopper::kSetMaxNRegMax << "]";
+    total += r * s * hopper::kWarpgroupThreads;
+  }
+  if (total > hopper::kRegistersPerCTA)
+    return emitOpError("register budgets need ")
+           << total << " registers, more than the " << hopper::kRegistersPerCTA << " of a CTA";
+  for (Region &region : getPartitions())
+    if (!region.empty() && region.front().getNumArguments())
+      return emitOpError("regions take no arguments");
+  WalkResult r = getOperation()->walk([&](Operation *op) {
+    if (op == getOperation())
+      return WalkResult::advance();
+    // Ops that split work over, or wait for, every warpgroup of the CTA
+    // (tile.wait and a pipelined loop's copies end in a CTA barrier).
+    auto gather = dyn_cast<GatherRowsOp>(op);
+    if (isa<MBarrierInitOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
+        (gather && !gather.getPerWarpgroup())) {
+      op->emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+LogicalResult MBarrierInitOp::verify() {
+  if ((*this)->getParentOfType<WarpSpecializeOp>())
+    return emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
+  return verifyMBarriers(*this, getBars().getType());
+}
+LogicalResult MBarrierArriveOp::verify() {
+  if (getAfterCopies() && getExpectTx())
+    return emitOpError("arrives after its copies or expects transactions, not both");
+  if (getCta() && (getAfterCopies() || getExpectTx()))
+    return emitOpError("arrives at another CTA's barrier only as a plain arrival, "
+                       "without `after_copies` or `expect_tx`");
+  if (failed(verifyClusterAccess(*this, static_cast<bool>(getCta()))))
+    return failure();
+  return verifyMBarriers(*this, getBars().getType());
+}
+LogicalResult MBarrierWaitOp::verify() { return verifyMBarriers(*this, getBars().getType()); }
+
+LogicalResult GemmWaitOp::verify() {
+  for (Value v : getValues()) {
+    auto gemm = v.getDefiningOp<GemmOp>();
+    if (!gemm || !gemm.getAsync())
+      return emitOpError("waits for the results of tile.gemm {async} only");
+    // Groups complete in order: at most the younger groups of this block may
+    // still run (a product from another block: none).
+    // A product that joins the group of the one before starts none.
+    int64_t younger = 0;
+    if (gemm->getBlock() == (*this)->getBlock())
+      for (Operation *op = gemm->getNextNode(); op && op != getOperation(); op = op->getNextNode())
+        if (auto g = dyn_cast<GemmOp>(op); g && g.getAsync() && !g.getJoinedGroup())
+          ++younger;
+    if (getPending() > static_cast<uint64_t>(younger))
+      return emitOpError("leaves ") << getPending() << " groups running, but only " << younger
+                                    << " were issued after a product it waits for";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PipelinedForOp
+//===----------------------------------------------------------------------===//
+
+ParseResult PipelinedForOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &b = parser.getBuilder();
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lb, ub, step;
+  int64_t stages;
+  iv.type = b.getIndexType();
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parser.parseOperand(lb) || parser.parseKeyword("to") ||
+      parser.parseOperand(ub) || parser.parseKeyword("step") ||
+      parser.parseOperand(step) || parser.parseKeyword("stages") ||
+      parser.parseLParen() || parser.parseInteger(stages) ||
+      parser.parseRParen())
+    return failure();
+  SmallVector<OpAsmParser::Argument> regionArgs{iv};
+  SmallVector<OpAsmParser::UnresolvedOperand> inits;
+  if (succeeded(parser.parseOptionalKeyword("iter_args"))) {
+    if (parser.parseAssignmentList(regionArgs, inits) ||
+        parser.parseArrowTypeList(result.types))
+      return failure();
+    if (regionArgs.size() != result.types.size() + 1)
+      return parser.emitError(parser.getNameLoc(),
+                              "one type per iter_arg expected");
+    for (auto [arg, type] : llvm::zip(llvm::drop_begin(regionArgs), result.types))
+      arg.type = type;
+  }
+  Type index = b.getIndexType();
+  if (parser.resolveOperand(lb, index, result.operands) ||
+      parser.resolveOperand(ub, index, result.operands) ||
+      parser.resolveOperand(step, index, result.operands) ||
+      parser.resolveOperands(inits, result.types, parser.getNameLoc(),
+                             result.operands))
+    return failure();
+  result.addAttribute("stages", b.getI64IntegerAttr(stages));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, regionArgs) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  PipelinedForOp::ensureTerminator(*body, b, result.location);
+  return success();
+}
+
+void PipelinedForOp::print(OpAsmPrinter &p) {
+  p << " " << getInductionVar() << " = " << getLowerBound() << " to "
+    << getUpperBound() << " step " << getStep() << " stages(" << getStages()
+    << ")";
+  if (!getInitArgs().empty()) {
+    p << " iter_args(";
+    llvm::interleaveComma(llvm::zip(getRegionIterArgs(), getInitArgs()), p,
+                          [&](auto pair) {
+                            p << std::get<0>(pair) << " = " << std::get<1>(pair);
+                          });
+    p << ") -> (" << getResultTypes() << ")";
+  }
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/!getInitArgs().empty());
+  p.printOptionalAttrDict((*this)->getAttrs(), {"stages"});
+}
+
+LogicalResult PipelinedForOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInitArgs().size() + 1 ||
+      !body.getArgument(0).getType().isIndex())
+    return emitOpError("body takes the index and one argument per iter_arg");
+  for (auto [i, init, arg, res] :
+       llvm::enumerate(getInitArgs(), getRegionIterArgs(), getResults()))
+    if (init.getType() != arg.getType() || init.getType() != res.getType())
+      return emitOpError("iter_arg #") << i << " changes type";
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (TypeRange(yield.getValues().getTypes()) != getResultTypes())
+    return emitOpError("yields values of other types than its results");
+  return success();
+}

@@ -1,0 +1,48 @@
+//===- TilePartitions.cpp - Which warpgroups run an op ----------------------===//
+//
+// A kernel's warpgroups all run its body, unless tile.warp_specialize gives
+// each partition of them a region and a register budget: the passes ask
+// here which warpgroups run an op and how many registers they have.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "sparse-mla/Target/Hopper.h"
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+std::pair<int64_t, int64_t> WarpSpecializeOp::getPartitionWarpgroups(unsigned r) {
+  std::optional<ArrayRef<int64_t>> sizes = getWarpgroups();
+  if (!sizes)
+    return {r, 1};
+  int64_t first = 0;
+  for (unsigned i = 0; i < r; ++i)
+    first += (*sizes)[i];
+  return {first, (*sizes)[r]};
+}
+
+/// The tile.warp_specialize around `op` and the number of its partition
+/// that runs `op`, if any.
+static std::optional<std::pair<WarpSpecializeOp, unsigned>> partitionOf(Operation *op) {
+  auto partitions = op->getParentOfType<WarpSpecializeOp>();
+  if (!partitions)
+    return std::nullopt;
+  Region *region = op->getParentRegion();
+  while (region->getParentOp() != partitions.getOperation())
+    region = region->getParentOp()->getParentRegion();
+  return std::make_pair(partitions, region->getRegionNumber());
+}
+
+std::pair<int64_t, int64_t> sparse_mla::tile::getRunningWarpgroups(Operation *op) {
+  if (auto partition = partitionOf(op))
+    return partition->first.getPartitionWarpgroups(partition->second);
+  auto kernel = op->getParentOfType<KernelOp>();
+  return {0, kernel ? kernel.getWarpgroups() : 1};
+}
+
+int64_t sparse_mla::tile::getRegisterBudget(Operation *op) {
+  int64_t budget = hopper::kMaxRegistersPerThread;
+  if (auto partition = partitionOf(op))
+    budget = std::min(budget, partition->first.getRegisters()[partition->second]);
+  return budget;
+}
