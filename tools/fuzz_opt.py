@@ -36,10 +36,16 @@ MODES = {
     "pipeline-loops": ["--pass-pipeline=builtin.module(tile.kernel(tile-pipeline-loops))"],
     "assign-layouts": ["--pass-pipeline=builtin.module(tile.kernel(tile-assign-layouts))"],
     "allocate-shared": ["--pass-pipeline=builtin.module(tile.kernel(tile-allocate-shared))"],
+    "materialize-waits": ["--pass-pipeline=builtin.module(tile.kernel(tile-materialize-waits))"],
+    "group-gemms": ["--pass-pipeline=builtin.module(tile.kernel(tile-group-gemms))"],
+    "assign-barrier-ids": ["--pass-pipeline=builtin.module(tile.kernel(tile-assign-barrier-ids))"],
+    "record-manifest": ["--tile-record-manifest"],
     "convert": ["--convert-tile-to-nvgpu"],
     "prepared-convert": ["--pass-pipeline=builtin.module(tile-specialize,tile.kernel("
                          "tile-split-d,tile-stage-scatters,tile-pipeline-loops,"
-                         "tile-assign-layouts,tile-allocate-shared),convert-tile-to-nvgpu)"],
+                         "tile-assign-layouts,tile-allocate-shared,tile-materialize-waits,"
+                         "tile-group-gemms,tile-assign-barrier-ids),tile-record-manifest,"
+                         "convert-tile-to-nvgpu)"],
     "pipeline": ["--sparse-mla-to-ptx"],
 }
 TIMEOUT_S = 20

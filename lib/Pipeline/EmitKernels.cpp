@@ -1,5 +1,6 @@
 //===- EmitKernels.cpp - PTX, cubin and manifest of the kernels -----------===//
 #include "sparse-mla/Pipeline/Pipeline.h"
+#include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -127,7 +128,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
     }
 
     llvm::json::Array kernels;
-    auto manifests = module->getAttrOfType<ArrayAttr>("sparse_mla.kernels");
+    auto manifests = module->getAttrOfType<ArrayAttr>(sparse_mla::tile::kKernelsManifestAttr);
     for (Attribute a : manifests ? manifests : ArrayAttr::get(&getContext(), {})) {
       auto d = cast<DictionaryAttr>(a);
       std::string name = d.getAs<StringAttr>("name").str();

@@ -35,6 +35,10 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileMaterializeWaitsPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileGroupGemmsPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignBarrierIdsPass());
+  pm.addPass(tile::createTileRecordManifestPass());
   pm.addPass(createConvertTileToNVGPUPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

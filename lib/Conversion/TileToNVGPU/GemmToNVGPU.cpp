@@ -106,9 +106,6 @@ static Value registerAWgmma(OpBuilder &b, Location loc, Value acc, Type structTy
       .getResult(0);
 }
 
-/// Marks on GEMMs of one wgmma group (set by groupAdjacentGemms).
-constexpr llvm::StringLiteral kGroupNotFirst = "tile.wgmma_group_not_first";
-constexpr llvm::StringLiteral kGroupNotLast = "tile.wgmma_group_not_last";
 
 struct GemmLowering : public OpConversionPattern<GemmOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -152,7 +149,7 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
     // Adjacent GEMMs form one wgmma group: the fence before the first, one
     // commit and wait after the last, so a chain like dS^T Q + P^T dO runs
     // without stalls in between.
-    if (!op->hasAttr(kGroupNotFirst))
+    if (!op->hasAttr(kGroupNotFirstAttr))
       NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     // One wgmma chain over K per 64 rows and piece of at most 256 columns;
     // a thread's registers of columns [n0, n0 + w) are the w/2 from n0/2.
@@ -192,7 +189,7 @@ struct GemmLowering : public OpConversionPattern<GemmOp> {
           results.push_back(LLVM::ExtractValueOp::create(rewriter, loc, s, i));
       }
     }
-    if (!op->hasAttr(kGroupNotLast)) {
+    if (!op->hasAttr(kGroupNotLastAttr)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
       // An asynchronous product is waited for by its tile.gemm_wait.
       if (!op.getAsync())
@@ -234,39 +231,6 @@ struct GemmWaitLowering : public OpConversionPattern<GemmWaitOp> {
 };
 
 } // namespace
-
-void sparse_mla::tile::groupAdjacentGemms(Operation *root) {
-  root->walk([](GemmOp gemm) {
-    auto unit = UnitAttr::get(gemm.getContext());
-    // An asynchronous product is a group of its own, which the next one
-    // may join (tile.gemm); that one commits the group, and a fence before
-    // it is needed only if other ops run in between.
-    if (gemm.getAsync()) {
-      for (Operation *user : gemm->getUsers())
-        if (auto next = dyn_cast<GemmOp>(user); next && next.getJoinedGroup() == gemm) {
-          gemm->setAttr(kGroupNotLast, unit);
-          if (gemm->getNextNode() == next)
-            next->setAttr(kGroupNotFirst, unit);
-        }
-      return;
-    }
-    // Only pure ops that make no register tiles (slices, index math) may
-    // sit between two GEMMs of a group.
-    for (Operation *next = gemm->getNextNode(); next; next = next->getNextNode()) {
-      if (auto second = dyn_cast<GemmOp>(next)) {
-        if (second.getAsync())
-          return;
-        gemm->setAttr(kGroupNotLast, unit);
-        second->setAttr(kGroupNotFirst, unit);
-        return;
-      }
-      bool makesTiles = llvm::any_of(next->getResultTypes(),
-                                     [](Type t) { return isa<RegTileType>(t); });
-      if (makesTiles || !isMemoryEffectFree(next))
-        return;
-    }
-  });
-}
 
 void sparse_mla::tile::populateGemmToNVGPUPatterns(TileTypeConverter &converter,
                                                    RewritePatternSet &patterns) {

@@ -1,8 +1,10 @@
 //===- TileToNVGPU.cpp - Tile kernels to gpu.func -------------------------===//
 //
-// The pass outlines each tile.kernel into a gpu.func, records what the runtime
-// needs to launch it (threads, shared memory, argument ABI) on the module,
-// and lowers the tile ops with the patterns of this folder.
+// The pass outlines each tile.kernel into a gpu.func and lowers the tile ops
+// with the patterns of this folder. What the patterns read, the tile passes
+// before it leave: layouts, shared offsets, counted waits
+// (tile-materialize-waits), wgmma groups (tile-group-gemms), barrier ids
+// (tile-assign-barrier-ids); the manifest is tile-record-manifest's.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -21,33 +23,9 @@ using namespace sparse_mla::tile;
 
 namespace {
 
-/// Replaces each tile.wait by the cp.async wait that leaves in flight the
-/// copy groups started after its latest-started token, and a CTA barrier.
-static void materializeWaits(ModuleOp module) {
-  module.walk([](WaitOp wait) {
-    int64_t pending = 0;
-    bool found = wait.getTokens().empty();
-    for (Operation *op = wait->getPrevNode(); op && !found; op = op->getPrevNode()) {
-      if (llvm::any_of(op->getResults(), [&](Value r) {
-            return llvm::is_contained(wait.getTokens(), r);
-          })) {
-        found = true;
-        break;
-      }
-      if (isa<AsyncCopyOp, GatherRowsOp>(op))
-        ++pending;
-      else if (op->getNumRegions())
-        break; // copies inside nested regions: do not count, wait for all
-    }
-    OpBuilder b(wait);
-    AsyncWaitOp::create(b, wait.getLoc(), found ? pending : 0);
-    BarrierOp::create(b, wait.getLoc());
-    wait.erase();
-  });
-}
-
 /// The lowering needs what the passes before it give: a layout for every
-/// tile, an offset for every shared allocation and scratch.
+/// tile, an offset for every shared allocation and scratch, counted waits
+/// and barrier ids.
 static LogicalResult requirePlaced(KernelOp kernel) {
   auto unplaced = [](Type t) {
     if (auto reg = dyn_cast<RegTileType>(t))
@@ -66,6 +44,17 @@ static LogicalResult requirePlaced(KernelOp kernel) {
       op->emitOpError("has a tile without a layout: run tile-assign-layouts first");
       return WalkResult::interrupt();
     }
+    if (isa<WaitOp>(op)) {
+      op->emitOpError("waits by tokens: run tile-materialize-waits first");
+      return WalkResult::interrupt();
+    }
+    auto barrier = dyn_cast<BarrierOp>(op);
+    if (((barrier && barrier.getWarpgroups()) ||
+         (isa<AnyOp>(op) && op->getParentOfType<WarpSpecializeOp>())) &&
+        !op->hasAttr(kBarrierIdAttr)) {
+      op->emitOpError("has no barrier id: run tile-assign-barrier-ids first");
+      return WalkResult::interrupt();
+    }
     auto alloc = dyn_cast<AllocOp>(op);
     auto scratch = dyn_cast<ScratchOpInterface>(op);
     if ((alloc && !alloc.getOffset()) ||
@@ -76,46 +65,6 @@ static LogicalResult requirePlaced(KernelOp kernel) {
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());
-}
-
-static std::string typeName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
-
-/// What the runtime needs to launch `kernel`: its argument ABI in the
-/// standard memref-descriptor convention, threads and shared memory.
-static DictionaryAttr kernelManifest(KernelOp kernel) {
-  Builder b(kernel.getContext());
-  SmallVector<Attribute> args;
-  for (Type t : kernel.getArgumentTypes()) {
-    SmallVector<NamedAttribute> entry;
-    if (auto m = dyn_cast<MemRefType>(t)) {
-      entry.push_back(b.getNamedAttr("kind", b.getStringAttr("memref")));
-      entry.push_back(b.getNamedAttr("rank", b.getI64IntegerAttr(m.getRank())));
-      entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(m.getElementType()))));
-      entry.push_back(b.getNamedAttr("shape", b.getDenseI64ArrayAttr(m.getShape())));
-    } else {
-      entry.push_back(b.getNamedAttr("kind", b.getStringAttr("scalar")));
-      entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(t))));
-    }
-    args.push_back(b.getDictionaryAttr(entry));
-  }
-  // The variant's shape parameters (tile-specialize), for the runtime to pick.
-  auto params = kernel->getAttrOfType<DictionaryAttr>("tile.params");
-  int64_t shared = 0;
-  if (auto attr = kernel->getAttrOfType<IntegerAttr>("tile.shared_bytes"))
-    shared = attr.getInt();
-  return b.getDictionaryAttr({
-      b.getNamedAttr("name", kernel.getSymNameAttr()),
-      b.getNamedAttr("threads", b.getI64IntegerAttr(kernel.getNumThreads())),
-      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(shared)),
-      b.getNamedAttr("cluster", b.getI64IntegerAttr(kernel.getClusterSize())),
-      b.getNamedAttr("args", b.getArrayAttr(args)),
-      b.getNamedAttr("params", params ? params : b.getDictionaryAttr({})),
-  });
 }
 
 struct ConvertTileToNVGPUPass
@@ -131,9 +80,6 @@ struct ConvertTileToNVGPUPass
     for (KernelOp kernel : kernels)
       if (failed(requireSpecialized(kernel)) || failed(requirePlaced(kernel)))
         return signalPassFailure();
-    materializeWaits(module);
-    groupAdjacentGemms(module);
-    assignBarrierIds(module);
 
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
@@ -142,10 +88,8 @@ struct ConvertTileToNVGPUPass
         gpu::GPUModuleOp::create(b, module.getLoc(), "sparse_mla_kernels");
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
 
-    SmallVector<Attribute> manifests;
     auto global = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Global);
     for (KernelOp kernel : kernels) {
-      manifests.push_back(kernelManifest(kernel));
       SmallVector<Type> argTypes;
       for (Type t : kernel.getArgumentTypes()) {
         if (auto m = dyn_cast<MemRefType>(t))
@@ -186,7 +130,6 @@ struct ConvertTileToNVGPUPass
       ret->erase();
       kernel.erase();
     }
-    module->setAttr("sparse_mla.kernels", b.getArrayAttr(manifests));
 
     TileTypeConverter converter(ctx);
     ConversionTarget target(*ctx);

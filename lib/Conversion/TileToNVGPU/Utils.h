@@ -54,17 +54,6 @@ void populateBarriersToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
 void populateElementsToNVGPUPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-/// Gives each `tile.barrier {warpgroups}`, and each `tile.any` inside a
-/// partition, its hardware barrier id (the `kBarrierIdAttr` attribute) and
-/// thread count.
-constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";
-/// The threads that take part in it (the partition may be gone by then).
-constexpr llvm::StringLiteral kBarrierThreadsAttr = "tile.barrier_threads";
-void assignBarrierIds(mlir::Operation *root);
-
-/// Puts GEMMs that follow each other into one wgmma group: one fence before
-/// the first, one commit and wait after the last. Run before the patterns.
-void groupAdjacentGemms(mlir::Operation *root);
 void populateGemmToNVGPUPatterns(TileTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 

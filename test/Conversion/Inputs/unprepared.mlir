@@ -29,3 +29,16 @@ tile.kernel @gather_rows_in_mma_rows(%kv: memref<?x64xbf16>) warpgroups(1) {
   %t = tile.gather_rows %kv[%r, %c0] into %a : memref<?x64xbf16>, !tile.reg<64xi32, #tile.slice<dim = 1, parent = #tile.mma>>, !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
 }
 
+// -----
+tile.kernel @token_wait(%kv: memref<?x64xbf16>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %a = tile.alloc {offset = 0 : i64} : !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  %t = tile.async_copy %kv[%c0, %c0] into %a : memref<?x64xbf16>, !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+  // expected-error @+1 {{waits by tokens: run tile-materialize-waits first}}
+  tile.wait %t
+}
+// -----
+tile.kernel @barrier_without_id() warpgroups(2) {
+  // expected-error @+1 {{has no barrier id: run tile-assign-barrier-ids first}}
+  tile.barrier warpgroups([1])
+}

@@ -39,7 +39,7 @@ struct TileAllocateSharedPass
       alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
     for (auto [op, offset] : plan.scratch)
       op.setScratchOffset(offset);
-    kernel->setAttr("tile.shared_bytes", b.getI64IntegerAttr(plan.bytes));
+    kernel->setAttr(kSharedBytesAttr, b.getI64IntegerAttr(plan.bytes));
   }
 };
 } // namespace

@@ -130,7 +130,7 @@ struct TileSpecializePass
         auto clone = cast<KernelOp>(kernel->clone());
         clone.setSymName(name);
         clone.removeVariantsAttr();
-        clone->setAttr("tile.params", variant);
+        clone->setAttr(kParamsAttr, variant);
         symbols.insert(clone, Block::iterator(kernel));
         // The sizes that the generic kernel left unchecked are checked now.
         if (failed(bindParameters(clone, variant)) || failed(verify(clone))) {

@@ -56,6 +56,22 @@ namespace hopper = ::sparse_mla::hopper;
 constexpr int64_t kMaxRegTileElements = 1 << 16;
 constexpr int64_t kMaxSmemTileElements = 1 << 24;
 
+/// Attributes that the passes leave for later passes and the lowering.
+/// On a kernel: its variant's shape parameters (tile-specialize) and its
+/// bytes of shared memory (tile-allocate-shared).
+constexpr llvm::StringLiteral kParamsAttr = "tile.params";
+constexpr llvm::StringLiteral kSharedBytesAttr = "tile.shared_bytes";
+/// On a barrier of some warpgroups, and a vote inside a partition: its
+/// hardware barrier id and thread count (tile-assign-barrier-ids).
+constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";
+constexpr llvm::StringLiteral kBarrierThreadsAttr = "tile.barrier_threads";
+/// On GEMMs of one wgmma group but its first / last (tile-group-gemms).
+constexpr llvm::StringLiteral kGroupNotFirstAttr = "tile.wgmma_group_not_first";
+constexpr llvm::StringLiteral kGroupNotLastAttr = "tile.wgmma_group_not_last";
+/// On the module: what the runtime needs to launch each kernel
+/// (tile-record-manifest), read by sparse-mla-emit-kernels.
+constexpr llvm::StringLiteral kKernelsManifestAttr = "sparse_mla.kernels";
+
 /// One dimension of a `!tile.reg` or `!tile.smem`: a size, or a shape
 /// parameter `{name}` (size kDynamic) that tile-specialize binds.
 struct TileDim {

@@ -142,4 +142,55 @@ def TileAllocateSharedPass : Pass<"tile-allocate-shared", "::sparse_mla::tile::K
   ];
 }
 
+def TileMaterializeWaitsPass : Pass<"tile-materialize-waits", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Turns each tile.wait into a counted cp.async wait and a barrier";
+  let description = [{
+    A `tile.wait` names the copies it waits for by their tokens; the
+    hardware counts commit groups. Each wait becomes `tile.async_wait
+    {pending = N}`, N the copy groups started after its latest-started
+    token in the same block (0 where a nested region with copies lies in
+    between, or the token is not found there), followed by a CTA
+    `tile.barrier` so that every thread sees the copied data. Run after
+    tile-pipeline-loops, which issues the copies in their final order.
+  }];
+}
+
+def TileGroupGemmsPass : Pass<"tile-group-gemms", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Marks GEMMs that share one wgmma group";
+  let description = [{
+    A wgmma group is fenced before its first product and committed and
+    waited after its last. Synchronous GEMMs that follow one another with
+    only pure ops that make no register tiles in between share a group, and
+    an asynchronous product joined by the next (`tile.gemm` into its
+    result) shares the joining product's. The pass marks each GEMM that is
+    not its group's first (`tile.wgmma_group_not_first`) or last
+    (`tile.wgmma_group_not_last`); the lowering fences and commits by them.
+  }];
+}
+
+def TileAssignBarrierIdsPass : Pass<"tile-assign-barrier-ids", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Gives barriers of some warpgroups their hardware barrier ids";
+  let description = [{
+    A CTA has 16 named barriers. Each `tile.barrier warpgroups([..])` and
+    each `tile.any` inside a warp-specialized partition (a vote of the
+    warpgroups that run it) gets `tile.barrier_id` and
+    `tile.barrier_threads`: the whole CTA 0, warpgroup w alone 1 + w, any
+    other set of warpgroups the next free id in order of first appearance
+    (the same set, the same id). convert-tile-to-nvgpu emits `bar.sync id,
+    count` (or `bar.red`) from them and refuses barriers without.
+  }];
+}
+
+def TileRecordManifestPass : Pass<"tile-record-manifest", "::mlir::ModuleOp"> {
+  let summary = "Records what the runtime needs to launch each kernel on the module";
+  let description = [{
+    Sets the module's `sparse_mla.kernels` to one dictionary per
+    `tile.kernel`: name, threads, shared_bytes (tile-allocate-shared),
+    cluster, params (the variant's shape parameters, tile-specialize) and
+    args (the argument ABI: memrefs as the standard descriptor with their
+    rank, element type and static shape; scalars by type).
+    sparse-mla-emit-kernels writes it as the JSON manifest.
+  }];
+}
+
 #endif

@@ -1,0 +1,76 @@
+//===- RecordManifest.cpp - What the runtime needs to launch a kernel -----===//
+//
+// Records, on the module, one entry per tile.kernel: its name, threads,
+// shared memory, cluster size, its variant's shape parameters and its
+// argument ABI (memrefs as the standard descriptor: rank, element type,
+// static shape; scalars by type). sparse-mla-emit-kernels writes them as the
+// JSON manifest that the runtime loads the kernels by.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILERECORDMANIFESTPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+static std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// What the runtime needs to launch `kernel`: its argument ABI in the
+/// standard memref-descriptor convention, threads and shared memory.
+static DictionaryAttr kernelManifest(KernelOp kernel) {
+  Builder b(kernel.getContext());
+  SmallVector<Attribute> args;
+  for (Type t : kernel.getArgumentTypes()) {
+    SmallVector<NamedAttribute> entry;
+    if (auto m = dyn_cast<MemRefType>(t)) {
+      entry.push_back(b.getNamedAttr("kind", b.getStringAttr("memref")));
+      entry.push_back(b.getNamedAttr("rank", b.getI64IntegerAttr(m.getRank())));
+      entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(m.getElementType()))));
+      entry.push_back(b.getNamedAttr("shape", b.getDenseI64ArrayAttr(m.getShape())));
+    } else {
+      entry.push_back(b.getNamedAttr("kind", b.getStringAttr("scalar")));
+      entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(t))));
+    }
+    args.push_back(b.getDictionaryAttr(entry));
+  }
+  // The variant's shape parameters (tile-specialize), for the runtime to pick.
+  auto params = kernel->getAttrOfType<DictionaryAttr>(kParamsAttr);
+  int64_t shared = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttr))
+    shared = attr.getInt();
+  return b.getDictionaryAttr({
+      b.getNamedAttr("name", kernel.getSymNameAttr()),
+      b.getNamedAttr("threads", b.getI64IntegerAttr(kernel.getNumThreads())),
+      b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(shared)),
+      b.getNamedAttr("cluster", b.getI64IntegerAttr(kernel.getClusterSize())),
+      b.getNamedAttr("args", b.getArrayAttr(args)),
+      b.getNamedAttr("params", params ? params : b.getDictionaryAttr({})),
+  });
+}
+
+struct TileRecordManifestPass
+    : public sparse_mla::tile::impl::TileRecordManifestPassBase<TileRecordManifestPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Attribute> manifests;
+    for (KernelOp kernel : module.getOps<KernelOp>())
+      manifests.push_back(kernelManifest(kernel));
+    if (!manifests.empty())
+      module->setAttr(kKernelsManifestAttr, Builder(module.getContext()).getArrayAttr(manifests));
+  }
+};
+
+} // namespace
