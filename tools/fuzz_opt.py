@@ -40,12 +40,12 @@ MODES = {
     "group-gemms": ["--pass-pipeline=builtin.module(tile.kernel(tile-group-gemms))"],
     "assign-barrier-ids": ["--pass-pipeline=builtin.module(tile.kernel(tile-assign-barrier-ids))"],
     "record-manifest": ["--tile-record-manifest"],
-    "convert": ["--convert-tile-to-nvgpu"],
+    "convert": ["--convert-tile-to-nvvm"],
     "prepared-convert": ["--pass-pipeline=builtin.module(tile-specialize,tile.kernel("
                          "tile-split-d,tile-stage-scatters,tile-pipeline-loops,"
                          "tile-assign-layouts,tile-allocate-shared,tile-materialize-waits,"
                          "tile-group-gemms,tile-assign-barrier-ids),tile-record-manifest,"
-                         "convert-tile-to-nvgpu)"],
+                         "convert-tile-to-nvvm)"],
     "pipeline": ["--sparse-mla-to-ptx"],
 }
 TIMEOUT_S = 20

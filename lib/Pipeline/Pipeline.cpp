@@ -39,7 +39,7 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   pm.addNestedPass<tile::KernelOp>(tile::createTileGroupGemmsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignBarrierIdsPass());
   pm.addPass(tile::createTileRecordManifestPass());
-  pm.addPass(createConvertTileToNVGPUPass());
+  pm.addPass(createConvertTileToNVVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   gpu::GPUToNVVMPipelineOptions nvvm;

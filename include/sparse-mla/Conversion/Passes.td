@@ -4,8 +4,8 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertTileToNVGPUPass : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
-  let summary = "Lowers tile kernels to gpu.func with NVGPU, NVVM and vector ops";
+def ConvertTileToNVVMPass : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lowers tile kernels to gpu.func with NVVM, vector and LLVM ops";
   let description = [{
     Moves every `tile.kernel` into a `gpu.func` of the `gpu.module`
     @sparse_mla_kernels and lowers its
@@ -18,7 +18,7 @@ def ConvertTileToNVGPUPass : Pass<"convert-tile-to-nvgpu", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"
   ];

@@ -1,4 +1,4 @@
-// Input of tile-to-nvgpu.mlir's second RUN line: the conversion alone, on
+// Input of tile-to-nvvm.mlir's second RUN line: the conversion alone, on
 // kernels the passes before it have not prepared (it crashed on kernels/
 // given to it alone).
 tile.kernel @no_layouts(%out: memref<?xf32>) warpgroups(1) {

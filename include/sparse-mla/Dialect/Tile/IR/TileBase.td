@@ -21,7 +21,7 @@ def Tile_Dialect : Dialect {
     `tile-assign-layouts` pass picks how register tiles are distributed over
     the threads (`#tile.blocked`, `#tile.mma`, `#tile.slice`) and how shared
     tiles are swizzled (`#tile.shared`). Lowering then maps each op to the
-    NVGPU, NVVM, vector and LLVM dialects.
+    NVVM, vector, GPU and LLVM dialects.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let useDefaultTypePrinterParser = 1;

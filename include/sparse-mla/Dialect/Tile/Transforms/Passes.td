@@ -176,7 +176,7 @@ def TileAssignBarrierIdsPass : Pass<"tile-assign-barrier-ids", "::sparse_mla::ti
     warpgroups that run it) gets `tile.barrier_id` and
     `tile.barrier_threads`: the whole CTA 0, warpgroup w alone 1 + w, any
     other set of warpgroups the next free id in order of first appearance
-    (the same set, the same id). convert-tile-to-nvgpu emits `bar.sync id,
+    (the same set, the same id). convert-tile-to-nvvm emits `bar.sync id,
     count` (or `bar.red`) from them and refuses barriers without.
   }];
 }

@@ -1,4 +1,4 @@
-//===- GemmToNVGPU.cpp - tile.gemm to wgmma.mma_async ---------------------===//
+//===- GemmToNVVM.cpp - tile.gemm to wgmma.mma_async ---------------------===//
 //
 // A GEMM becomes, per 64-row block of the result and piece of at most 256
 // columns, one chain of wgmma.mma_async m64nNk16 over K, reading both
@@ -232,7 +232,7 @@ struct GemmWaitLowering : public OpConversionPattern<GemmWaitOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateGemmToNVGPUPatterns(TileTypeConverter &converter,
+void sparse_mla::tile::populateGemmToNVVMPatterns(TileTypeConverter &converter,
                                                    RewritePatternSet &patterns) {
   patterns.add<GemmLowering, GemmWaitLowering>(converter, patterns.getContext());
 }

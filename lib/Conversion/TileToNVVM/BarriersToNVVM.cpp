@@ -1,4 +1,4 @@
-//===- BarriersToNVGPU.cpp - Barriers, mbarriers, votes, partitions -------===//
+//===- BarriersToNVVM.cpp - Barriers, mbarriers, votes, partitions -------===//
 //
 // tile.barrier is a CTA or named barrier behind a proxy fence (thread writes
 // to shared memory are next read by wgmma); tile.any is a barrier reduction;
@@ -224,7 +224,7 @@ struct AnyLowering : public OpConversionPattern<AnyOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateBarriersToNVGPUPatterns(
+void sparse_mla::tile::populateBarriersToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<BarrierLowering, AnyLowering, MBarrierInitLowering, MBarrierArriveLowering,
                MBarrierWaitLowering, WarpSpecializeLowering>(converter, patterns.getContext());

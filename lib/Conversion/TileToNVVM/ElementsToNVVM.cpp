@@ -1,4 +1,4 @@
-//===- ElementsToNVGPU.cpp - Gathers, scatters and atomics by position ----===//
+//===- ElementsToNVVM.cpp - Gathers, scatters and atomics by position ----===//
 //
 // Each element a thread holds is accessed on its own, at the address of its
 // position (row-major over a memref, or over a shared tile, swizzle applied),
@@ -155,7 +155,7 @@ struct AtomicRMWLowering : public OpConversionPattern<AtomicRMWOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateElementsToNVGPUPatterns(
+void sparse_mla::tile::populateElementsToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<GatherLowering, ScatterLowering, AtomicRMWLowering>(
       converter, patterns.getContext());

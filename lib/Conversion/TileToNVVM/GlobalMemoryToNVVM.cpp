@@ -1,4 +1,4 @@
-//===- GlobalMemoryToNVGPU.cpp - Tile global-memory windows to LLVM -------===//
+//===- GlobalMemoryToNVVM.cpp - Tile global-memory windows to LLVM -------===//
 //
 // Every access is generated per run of contiguous elements a thread holds
 // (16 bytes for the coalesced layouts), at an address computed from the
@@ -185,7 +185,7 @@ struct StoreRowsLowering : public OpConversionPattern<StoreRowsOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateGlobalMemoryToNVGPUPatterns(
+void sparse_mla::tile::populateGlobalMemoryToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<LoadLowering, StoreLowering, StoreRowsLowering>(converter,
                                                               patterns.getContext());

@@ -1,6 +1,6 @@
 //===- Addressing.h - Global and shared-memory addresses -------*- C++ -*-===//
-#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_ADDRESSING_H
-#define SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_ADDRESSING_H
+#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVVM_ADDRESSING_H
+#define SPARSE_MLA_LIB_CONVERSION_TILETONVVM_ADDRESSING_H
 
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"

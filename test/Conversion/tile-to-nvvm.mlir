@@ -1,5 +1,5 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts,tile-allocate-shared,tile-materialize-waits,tile-group-gemms,tile-assign-barrier-ids),tile-record-manifest,convert-tile-to-nvgpu)' -split-input-file -verify-diagnostics | FileCheck %s
-// RUN: sparse-mla-opt %S/Inputs/unprepared.mlir --convert-tile-to-nvgpu -split-input-file -verify-diagnostics
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-assign-layouts,tile-allocate-shared,tile-materialize-waits,tile-group-gemms,tile-assign-barrier-ids),tile-record-manifest,convert-tile-to-nvvm)' -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: sparse-mla-opt %S/Inputs/unprepared.mlir --convert-tile-to-nvvm -split-input-file -verify-diagnostics
 
 // Two warpgroups split a gather: each issues every other 16-byte chunk
 // (the warpgroup index is broadcast from lane 0: warp-uniform for ptxas).

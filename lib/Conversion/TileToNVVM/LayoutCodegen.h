@@ -1,6 +1,6 @@
 //===- LayoutCodegen.h - Which elements a thread holds, as IR --*- C++ -*-===//
-#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_LAYOUTCODEGEN_H
-#define SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_LAYOUTCODEGEN_H
+#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVVM_LAYOUTCODEGEN_H
+#define SPARSE_MLA_LIB_CONVERSION_TILETONVVM_LAYOUTCODEGEN_H
 
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"

@@ -1,4 +1,4 @@
-//===- TileToNVGPU.cpp - Tile kernels to gpu.func -------------------------===//
+//===- TileToNVVM.cpp - Tile kernels to gpu.func -------------------------===//
 //
 // The pass outlines each tile.kernel into a gpu.func and lowers the tile ops
 // with the patterns of this folder. What the patterns read, the tile passes
@@ -13,7 +13,7 @@
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 
 namespace sparse_mla {
-#define GEN_PASS_DEF_CONVERTTILETONVGPUPASS
+#define GEN_PASS_DEF_CONVERTTILETONVVMPASS
 #include "sparse-mla/Conversion/Passes.h.inc"
 } // namespace sparse_mla
 
@@ -67,8 +67,8 @@ static LogicalResult requirePlaced(KernelOp kernel) {
   return failure(r.wasInterrupted());
 }
 
-struct ConvertTileToNVGPUPass
-    : public sparse_mla::impl::ConvertTileToNVGPUPassBase<ConvertTileToNVGPUPass> {
+struct ConvertTileToNVVMPass
+    : public sparse_mla::impl::ConvertTileToNVVMPassBase<ConvertTileToNVVMPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -137,13 +137,13 @@ struct ConvertTileToNVGPUPass
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     populateElementwiseToVectorPatterns(converter, patterns);
-    populateGlobalMemoryToNVGPUPatterns(converter, patterns);
-    populateSharedMemoryToNVGPUPatterns(converter, patterns);
-    populateAsyncCopiesToNVGPUPatterns(converter, patterns);
-    populateScattersToNVGPUPatterns(converter, patterns);
-    populateBarriersToNVGPUPatterns(converter, patterns);
-    populateElementsToNVGPUPatterns(converter, patterns);
-    populateGemmToNVGPUPatterns(converter, patterns);
+    populateGlobalMemoryToNVVMPatterns(converter, patterns);
+    populateSharedMemoryToNVVMPatterns(converter, patterns);
+    populateAsyncCopiesToNVVMPatterns(converter, patterns);
+    populateScattersToNVVMPatterns(converter, patterns);
+    populateBarriersToNVVMPatterns(converter, patterns);
+    populateElementsToNVVMPatterns(converter, patterns);
+    populateGemmToNVVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))

@@ -1,4 +1,4 @@
-//===- ScattersToNVGPU.cpp - Row scatter-adds to red and bulk reductions --===//
+//===- ScattersToNVVM.cpp - Row scatter-adds to red and bulk reductions --===//
 //
 // Rows of f32 are added into global memory with red.global.add (16-byte
 // vectors where a thread holds four contiguous columns; into an interleaved
@@ -360,7 +360,7 @@ private:
 
 } // namespace
 
-void sparse_mla::tile::populateScattersToNVGPUPatterns(
+void sparse_mla::tile::populateScattersToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ScatterAddRowsLowering>(converter, patterns.getContext());
 }

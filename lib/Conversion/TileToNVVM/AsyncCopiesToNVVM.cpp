@@ -1,4 +1,4 @@
-//===- AsyncCopiesToNVGPU.cpp - Copies and gathers to cp.async ------------===//
+//===- AsyncCopiesToNVVM.cpp - Copies and gathers to cp.async ------------===//
 //
 // Windows and gathered rows go to shared memory by 16-byte cp.async; masked
 // rows become zero-filling copies of 0 bytes from a safe address, so
@@ -145,7 +145,7 @@ struct AsyncWaitLowering : public OpConversionPattern<AsyncWaitOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateAsyncCopiesToNVGPUPatterns(
+void sparse_mla::tile::populateAsyncCopiesToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AsyncCopyLowering, GatherRowsLowering, AsyncWaitLowering>(converter, patterns.getContext());
 }

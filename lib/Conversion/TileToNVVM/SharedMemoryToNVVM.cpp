@@ -1,4 +1,4 @@
-//===- SharedMemoryToNVGPU.cpp - Tile shared-memory tiles to LLVM ---------===//
+//===- SharedMemoryToNVVM.cpp - Tile shared-memory tiles to LLVM ---------===//
 //
 // Shared tiles are byte offsets into the CTA's dynamic shared memory;
 // register tiles move in and out of them run by run, at swizzled addresses
@@ -174,7 +174,7 @@ struct WriteLowering : public OpConversionPattern<WriteOp> {
 
 } // namespace
 
-void sparse_mla::tile::populateSharedMemoryToNVGPUPatterns(
+void sparse_mla::tile::populateSharedMemoryToNVVMPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AllocLowering, SliceLowering, ReadLowering, WriteLowering, ConvertLayoutLowering>(converter, patterns.getContext());
 }

@@ -4,8 +4,8 @@
 // helpers by family: LayoutCodegen.h, Addressing.h, Synchronization.h.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_UTILS_H
-#define SPARSE_MLA_LIB_CONVERSION_TILETONVGPU_UTILS_H
+#ifndef SPARSE_MLA_LIB_CONVERSION_TILETONVVM_UTILS_H
+#define SPARSE_MLA_LIB_CONVERSION_TILETONVVM_UTILS_H
 
 #include "sparse-mla/Conversion/Passes.h"
 #include "sparse-mla/Dialect/Tile/IR/Layouts.h"
@@ -42,19 +42,19 @@ void emitPtx(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
 
 void populateElementwiseToVectorPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
-void populateGlobalMemoryToNVGPUPatterns(TileTypeConverter &converter,
+void populateGlobalMemoryToNVVMPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
-void populateSharedMemoryToNVGPUPatterns(TileTypeConverter &converter,
+void populateSharedMemoryToNVVMPatterns(TileTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
-void populateAsyncCopiesToNVGPUPatterns(TileTypeConverter &converter,
+void populateAsyncCopiesToNVVMPatterns(TileTypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);
-void populateScattersToNVGPUPatterns(TileTypeConverter &converter,
+void populateScattersToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-void populateBarriersToNVGPUPatterns(TileTypeConverter &converter,
+void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-void populateElementsToNVGPUPatterns(TileTypeConverter &converter,
+void populateElementsToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
-void populateGemmToNVGPUPatterns(TileTypeConverter &converter,
+void populateGemmToNVVMPatterns(TileTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 
 } // namespace sparse_mla::tile
