@@ -83,3 +83,15 @@ def run_and_check(args, kw):
     for name, got, want in zip(("dq", "dkv", "d_sink"), out, ref):
         check(name, got, want)
     return out
+
+
+def assert_allocates_nothing(fn):
+    """Runs fn twice (the first loads the kernels) and checks that the
+    second allocated no device memory, not even for a moment."""
+    fn()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() == before

@@ -3,13 +3,12 @@ float64 reference (fresh random inputs, NaN-poisoned outputs): topk_length,
 attention sinks, query offsets, the deterministic mode and bitwise repeats,
 caller-owned outputs and workspaces, strided inputs, packed variable-length
 batches, and the custom ops under opcheck, torch.compile and CUDA graphs."""
-import math
 
 import pytest
 import torch
 
 import sparse_mla
-from gpu_cases import check, make_case, poison_allocator, reference, run_and_check
+from gpu_cases import assert_allocates_nothing, check, make_case, reference, run_and_check
 from sparse_mla.reference import causal_indices
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -196,13 +195,7 @@ def test_a_call_with_outputs_and_workspace_allocates_nothing():
         ws = torch.empty(sparse_mla.workspace_bytes(*args, attn_sink=sink, token_tile=token_tile),
                          dtype=torch.uint8, device="cuda")
         call = dict(kw, dq_out=dq, dkv_out=dkv, d_sink_out=d_sink, workspace=ws)
-        sparse_mla.sparse_mla_bwd(*args, **call)          # loads the kernels
-        torch.cuda.synchronize()
-        before = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        sparse_mla.sparse_mla_bwd(*args, **call)
-        torch.cuda.synchronize()
-        assert torch.cuda.max_memory_allocated() == before
+        assert_allocates_nothing(lambda: sparse_mla.sparse_mla_bwd(*args, **call))
         ref = reference(args, kw)
         for name, got, want in zip(("dq", "dkv", "d_sink"), (dq, dkv, d_sink), ref):
             check(name, got, want)
@@ -248,13 +241,7 @@ def test_row_views_are_read_and_written_in_place():
     ws = torch.empty(sparse_mla.workspace_bytes(*views, deterministic=True), dtype=torch.uint8,
                      device="cuda")
     call = dict(kw, deterministic=True, dq_out=dq_out, dkv_out=dkv_out, workspace=ws)
-    sparse_mla.sparse_mla_bwd(*views, **call)
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    sparse_mla.sparse_mla_bwd(*views, **call)
-    torch.cuda.synchronize()
-    assert torch.cuda.max_memory_allocated() == before
+    assert_allocates_nothing(lambda: sparse_mla.sparse_mla_bwd(*views, **call))
     dq, dkv = sparse_mla.sparse_mla_bwd(*args, **kw, deterministic=True, dkv_dtype=torch.float32)
     assert torch.equal(dq_out, dq) and torch.equal(dkv_out, dkv)
     assert torch.isnan(dq_big[..., :64]).all() and torch.isnan(dkv_big[..., 576:]).all()
