@@ -284,9 +284,30 @@ def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic
 
 
 def _contiguous(t):
-    """t, or a contiguous 16-byte-aligned copy of it: the kernels address
-    rows of contiguous matrices (a documented copy for strided views)."""
-    return t if t.is_contiguous() and t.data_ptr() % 16 == 0 else t.contiguous()
+    """t, or a contiguous 16-byte-aligned copy of it, for the tensors the
+    kernels read by position (indices, lse, topk_length, attn_sink)."""
+    if t.is_contiguous() and t.data_ptr() % 16 == 0:
+        return t
+    return t.clone(memory_format=torch.contiguous_format)   # new memory: aligned
+
+
+def _buffer(out, make, keep=False):
+    """Where a result is computed: the caller's `out` itself where the
+    kernels can write it (rows one stride apart), else a new buffer that
+    _deliver copies into `out`: `make()`, or with `keep` (accumulate) a
+    contiguous copy of `out` that keeps what it holds."""
+    if out is not None and rows_view(out, copy=False) is not None:
+        return out
+    return out.contiguous() if keep and out is not None else make()
+
+
+def _deliver(result, out):
+    """`out` holding `result` (copied there unless computed in place), or
+    `result` where the caller gave no `out`."""
+    if out is None or result is out:
+        return result
+    out.copy_(result)
+    return out
 
 
 def _check_output(name, t, like, dtypes):
@@ -391,8 +412,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if workspace is None:
         workspace = torch.empty(plan.bytes, dtype=torch.uint8, device=q.device)
     scratch = plan.carve(workspace)
-    dq = dq_out if dq_out is not None and rows_view(dq_out, copy=False) is not None \
-        else torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    dq = _buffer(dq_out, lambda: torch.empty(q.shape, dtype=q.dtype, device=q.device))
     device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
     tokens, rows, t = plan.tokens, plan.rows, plan.t
     ws = scratch["ws"]
@@ -400,8 +420,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     computed = []
     d_sink = None
     if attn_sink is not None:
-        d_sink = (d_sink_out if d_sink_out is not None and d_sink_out.is_contiguous()
-                  else torch.empty(h, dtype=torch.float32, device=q.device))
+        d_sink = _buffer(d_sink_out, lambda: torch.empty(h, dtype=torch.float32, device=q.device))
     if tokens:
         delta = preprocess(o, do, out=scratch["delta"].view(o.shape[:-1]))
         lse_in = lse.view(tokens, h)
@@ -447,35 +466,22 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 device, stream)
     elif tokens:
         dq.zero_()
-    if dq_out is not None and dq is not dq_out:
-        dq_out.copy_(dq)
-        dq = dq_out
-    if d_sink_out is not None and d_sink is not d_sink_out:
-        d_sink_out.copy_(d_sink)
-        d_sink = d_sink_out
-    dkv = _finish_dkv(ws, kv, dkv_out, dkv_dtype, accumulate, deterministic)
+    dq = _deliver(dq, dq_out)
+    if d_sink is not None:
+        d_sink = _deliver(d_sink, d_sink_out)
+    # dkv from the workspace, added to what dkv_out holds with accumulate.
+    target = _buffer(dkv_out, lambda: torch.empty(kv.shape, dtype=dkv_dtype, device=kv.device),
+                     keep=accumulate)
+    if ws.numel():
+        postprocess(ws.view(kv.shape), out=target, accumulate=accumulate,
+                    fixed_point_unit=2.0 ** -FIXED_POINT_BITS if deterministic else None)
+    elif not accumulate:
+        target.zero_()
+    dkv = _deliver(target, dkv_out)
     if stats is not None:
         stats["tile_tokens"] = t
         stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
     return (dq, dkv) if d_sink is None else (dq, dkv, d_sink)
-
-
-def _finish_dkv(ws, kv, dkv_out, dkv_dtype, accumulate, deterministic):
-    """dkv from the workspace: into dkv_out (added to it with accumulate),
-    else a new tensor of dkv_dtype."""
-    out = dkv_out
-    if out is None:
-        out = torch.empty(kv.shape, dtype=dkv_dtype, device=kv.device)
-    target = out if rows_view(out, copy=False) is not None else out.contiguous()
-    if ws.numel():
-        unit = 2.0 ** -FIXED_POINT_BITS if deterministic else 1.0
-        postprocess(ws.view(kv.shape), out=target, accumulate=accumulate,
-                    fixed_point_unit=unit if deterministic else None)
-    elif not accumulate:
-        target.zero_()
-    if target is not out:
-        out.copy_(target)
-    return out
 
 
 @torch.library.custom_op("sparse_mla::bwd", mutates_args=())

@@ -37,17 +37,12 @@ def rows_view(t, copy=True):
     d = t.shape[-1] if t.dim() else 1
     rows = t.numel() // d if d else 0
     if rows and t.stride(-1) == 1 and t.data_ptr() % 16 == 0:
-        pitch, span = d, 1
+        # The leading dimensions merge where each one's stride spans the
+        # next one's (dimensions of size 1 have no say).
         lead = [(n, st) for n, st in zip(t.shape[:-1], t.stride()[:-1]) if n != 1]
-        if lead:
-            pitch = lead[-1][1]
-            span = pitch
-            for (n, st), (n_in, _) in zip(reversed(lead[:-1]), reversed(lead[1:])):
-                span *= n_in
-                if st != span:
-                    pitch = None
-                    break
-        if pitch is not None and pitch >= d and (pitch * t.element_size()) % 16 == 0:
+        pitch = lead[-1][1] if lead else d
+        merges = all(st == n_in * st_in for (_, st), (n_in, st_in) in zip(lead, lead[1:]))
+        if merges and pitch >= d and (pitch * t.element_size()) % 16 == 0:
             return t.as_strided((rows, d), (pitch, 1))
     if not copy:
         return None

@@ -78,6 +78,12 @@ def test_rows_view_reads_views_in_place_and_copies_the_rest():
     # Size-1 dimensions do not break the merge.
     v = rows_view(fused[:1, :, 64:640].unsqueeze(2))
     assert v.shape == (3, 576) and v.stride() == (704, 1)
+    # Every other row of a matrix: one stride apart, in place; every other
+    # block of rows: apart by two strides, not one.
+    rows = bf16(2, 6, 64)[:, ::2]
+    v = rows_view(rows)
+    assert v.stride() == (128, 1) and torch.equal(v, rows.reshape(6, 64))
+    assert rows_view(bf16(4, 3, 64)[::2, :2], copy=False) is None
     # Leading dimensions that do not merge, a misaligned start, rows 8 bytes
     # off the 16-byte grid: a contiguous copy, or None without copies.
     for bad in (t.transpose(0, 1), fused[..., 1:577], bf16(4, 580)[:, :576]):
@@ -295,3 +301,33 @@ def test_token_tile_is_checked(tile, match):
     with pytest.raises(ValueError, match="no union builder for Skv = 300000"):
         sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 2)
     assert sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 1) == 1
+
+
+def test_results_are_computed_in_place_or_delivered_by_copy():
+    from sparse_mla.bwd import _buffer, _deliver
+    new = lambda: torch.full((4, 32), 7.0)
+    # No out: a new buffer, returned as it is.
+    r = _buffer(None, new)
+    assert _deliver(r, None) is r
+    # An out whose rows lie one stride apart is written in place.
+    out = torch.zeros(4, 64)[:, :32]
+    assert _buffer(out, new) is out and _deliver(out, out) is out
+    # Other layouts: a new buffer (or, to accumulate, a copy of what out
+    # holds), copied into out at the end.
+    out = torch.arange(128.0).view(32, 4).t()
+    r = _buffer(out, new)
+    assert r is not out and r.eq(7).all()
+    kept = _buffer(out, new, keep=True)
+    assert kept.is_contiguous() and torch.equal(kept, out)
+    kept += 1
+    want = out + 1
+    assert _deliver(kept, out) is out and torch.equal(out, want)
+
+
+def test_tensors_read_by_position_are_made_contiguous_and_aligned():
+    from sparse_mla.bwd import _contiguous
+    t = torch.arange(20, dtype=torch.int32)
+    assert _contiguous(t) is t
+    for bad in (t[1:17], t[::2]):             # misaligned, strided
+        c = _contiguous(bad)
+        assert c.is_contiguous() and c.data_ptr() % 16 == 0 and torch.equal(c, bad)
