@@ -120,56 +120,16 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     return success();
   }
 
-  /// Fixed point: each element times the scale, rounded to the nearest
-  /// i64, is added with `red.global.add.u64` under the row's predicate.
-  LogicalResult lowerFixedPoint(ScatterAddRowsOp op, OpAdaptor adaptor,
-                                ConversionPatternRewriter &rewriter) const {
-    Location loc = op.getLoc();
-    auto type = cast<RegTileType>(op.getValue().getType());
-    auto rowsType = cast<RegTileType>(op.getRows().getType());
-    ThreadElements te = *getThreadElements(type.getLayout(), type.getShape());
-    ThreadElements rowsTe = *getThreadElements(rowsType.getLayout(), rowsType.getShape());
-    Value base = globalBasePointer(rewriter, loc, adaptor.getDest());
-    Value pitch = rowPitch(rewriter, loc, adaptor.getDest());
-    Value column = toI32(rewriter, loc, adaptor.getColumn());
-    for (Run &run : runsOf(rewriter, loc, type.getLayout(), te)) {
-      Value row = vector::ExtractOp::create(rewriter, loc, adaptor.getRows(),
-                                            slicePosition(rowsTe, run.offsets[0]));
-      Value valid = arith::ExtUIOp::create(
-          rewriter, loc, rewriter.getI32Type(),
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, row,
-                                i32Const(rewriter, loc, 0)));
-      Value linear = arith::AddIOp::create(
-          rewriter, loc, arith::MulIOp::create(rewriter, loc, toI64(rewriter, loc, row), pitch),
-          toI64(rewriter, loc, arith::AddIOp::create(rewriter, loc, column, run.coords[1])));
-      for (unsigned k = 0; k < te.vector; ++k) {
-        Value ptr = LLVM::GEPOp::create(
-            rewriter, loc, base.getType(), rewriter.getI64Type(), base,
-            ValueRange{arith::AddIOp::create(rewriter, loc, linear,
-                                             arith::ConstantIntOp::create(rewriter, loc, k, 64))});
-        Value x = arith::MulFOp::create(
-            rewriter, loc, vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), run.first + k),
-            adaptor.getScale());
-        emitPtx(rewriter, loc, {ptr, x, valid},
-                "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
-                "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
-                "l,f,r");
-      }
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-
   LogicalResult
   matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getStaging())
       return lowerStaged(op, adaptor, rewriter);
-    if (op.getScale())
-      return lowerFixedPoint(op, adaptor, rewriter);
     RegisterScatter scatter(op, adaptor, rewriter);
     auto type = cast<RegTileType>(op.getValue().getType());
-    if (op.getInterleaved())
+    if (op.getScale())
+      scatter.fixedPoint(adaptor.getScale());
+    else if (op.getInterleaved())
       scatter.interleaved();
     else if (isa<MmaLayoutAttr>(type.getLayout()))
       scatter.mmaPairs();
@@ -187,8 +147,9 @@ private:
     SmallVector<Value, 4> values;
   };
 
-  /// The f32 reductions straight from the registers, one function a layout:
-  /// each run is added as soon as it is formed, so few values are live.
+  /// The reductions straight from the registers, one function a path (f32
+  /// by layout, or fixed point): each run is added as soon as it is formed,
+  /// so few values are live.
   struct RegisterScatter {
     RegisterScatter(ScatterAddRowsOp op, OpAdaptor adaptor, ConversionPatternRewriter &b)
         : b(b), loc(op.getLoc()), type(cast<RegTileType>(op.getValue().getType())),
@@ -221,6 +182,31 @@ private:
                                       ValueRange{linear});
       emitReductions(b, loc, ptr, r.values,
                      arith::ExtUIOp::create(b, loc, b.getI32Type(), valid));
+    }
+
+    /// Fixed point: each element times the scale, rounded to the nearest
+    /// i64, is added with `red.global.add.u64` under the row's predicate.
+    void fixedPoint(Value scale) {
+      for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
+        Value row = rowAt(run.offsets[0]);
+        Value valid = arith::ExtUIOp::create(
+            b, loc, b.getI32Type(),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, i32Const(b, loc, 0)));
+        Value linear = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, row), pitch),
+            toI64(b, loc, arith::AddIOp::create(b, loc, column, run.coords[1])));
+        for (unsigned k = 0; k < te.vector; ++k) {
+          Value ptr = LLVM::GEPOp::create(
+              b, loc, base.getType(), b.getI64Type(), base,
+              ValueRange{arith::AddIOp::create(b, loc, linear,
+                                               arith::ConstantIntOp::create(b, loc, k, 64))});
+          Value x = arith::MulFOp::create(b, loc, element(run.first + k), scale);
+          emitPtx(b, loc, {ptr, x, valid},
+                  "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
+                  "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
+                  "l,f,r");
+        }
+      }
     }
 
     /// Any layout: each run of the thread as it comes.
