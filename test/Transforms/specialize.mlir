@@ -108,3 +108,28 @@ tile.kernel @flagged(%out: memref<?xf32>, %acc: memref<?x?xi64>, %rows: memref<?
     tile.store %v, %out[%c0] : !tile.reg<64xf32>, memref<?xf32>
   }
 }
+
+// -----
+
+// Nested branches on flags fold from the inside out; a branch not taken
+// with no else goes away.
+// CHECK-LABEL: tile.kernel @nested_a0_b1
+// CHECK-NOT:     scf.if
+// CHECK:         tile.store {{.*}} : !tile.reg<64xf32>, memref<?xf32>
+// CHECK-NOT:     tile.store
+// CHECK-LABEL: tile.kernel @nested_a1_b1
+// CHECK-NOT:     scf.if
+// CHECK-COUNT-2: tile.store
+tile.kernel @nested(%out: memref<?xf32>) warpgroups(1) variants([{a = 0, b = 1}, {a = 1, b = 1}]) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %a = tile.param "a" : i1
+  %b = tile.param "b" : i1
+  %v = tile.splat %one : !tile.reg<64xf32>
+  scf.if %b {
+    scf.if %a {
+      tile.store %v, %out[%c0] : !tile.reg<64xf32>, memref<?xf32>
+    }
+    tile.store %v, %out[%c0] : !tile.reg<64xf32>, memref<?xf32>
+  }
+}

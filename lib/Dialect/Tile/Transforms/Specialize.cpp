@@ -56,29 +56,23 @@ static T bind(T type, DictionaryAttr variant, Location loc) {
 /// it takes, so that the later passes see the variant's code path alone.
 static void keepBranchesTaken(KernelOp kernel) {
   IRRewriter rewriter(kernel.getContext());
-  while (true) {
-    scf::IfOp found;
+  // Post-order: nested ifs are folded before the one around them.
+  kernel.walk<WalkOrder::PostOrder>([&](scf::IfOp op) {
     BoolAttr taken;
-    kernel.walk([&](scf::IfOp op) {
-      if (!matchPattern(op.getCondition(), m_Constant(&taken)))
-        return WalkResult::advance();
-      found = op;
-      return WalkResult::interrupt();
-    });
-    if (!found)
+    if (!matchPattern(op.getCondition(), m_Constant(&taken)))
       return;
-    Region &region = taken.getValue() ? found.getThenRegion() : found.getElseRegion();
+    Region &region = taken.getValue() ? op.getThenRegion() : op.getElseRegion();
     if (region.empty()) {
-      rewriter.eraseOp(found);
-      continue;
+      rewriter.eraseOp(op);
+      return;
     }
     Block *block = &region.front();
     auto yield = cast<scf::YieldOp>(block->getTerminator());
     SmallVector<Value> results(yield.getOperands());
     rewriter.eraseOp(yield);
-    rewriter.inlineBlockBefore(block, found);
-    rewriter.replaceOp(found, results);
-  }
+    rewriter.inlineBlockBefore(block, op);
+    rewriter.replaceOp(op, results);
+  });
 }
 
 /// Replaces the shape parameters of `kernel` (a clone) by the variant's
