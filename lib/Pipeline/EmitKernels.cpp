@@ -1,6 +1,7 @@
 //===- EmitKernels.cpp - PTX, cubin and manifest of the kernels -----------===//
 #include "sparse-mla/Pipeline/Pipeline.h"
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
+#include "sparse-mla/Target/Hopper.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -163,7 +164,8 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
     llvm::json::Object root{
         {"chip", chip},
         {"ptx", llvm::sys::path::filename(output + ".ptx").str()},
-        {"kernels", std::move(kernels)}};
+        {"kernels", std::move(kernels)},
+        {"target", llvm::json::Object{{"l2_bytes", sparse_mla::hopper::kL2Bytes}}}};
     if (ptxas)
       root["cubin"] = llvm::sys::path::filename(output + ".cubin").str();
     std::string json;

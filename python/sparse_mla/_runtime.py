@@ -40,6 +40,18 @@ def load_manifest(directory=None) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
+def target(directory=None) -> dict:
+    """The numbers of the target the kernels were compiled for (the manifests'
+    "target": l2_bytes, ...), from Target/Hopper.h."""
+    directory = Path(directory) if directory else kernels_dir()
+    for path in sorted(directory.glob("*.json")):
+        found = json.loads(path.read_text()).get("target")
+        if found:
+            return found
+    raise KernelError(f"no manifest in {directory} describes the target")
+
+
+@functools.lru_cache(maxsize=None)
 def _library():
     path = os.environ.get("SPARSE_MLA_RUNTIME", str(_HERE / "lib" / "libsparse_mla_runtime.so"))
     try:

@@ -35,6 +35,11 @@ FIXED_POINT_BITS = 40
 SINK_CHUNK = 256
 # Workspace pieces start at multiples of this (the kernels' 16-byte accesses).
 _ALIGN = 256
+# Key ranges (long context, DESIGN.md section 9): the CTAs that run together
+# spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose fp32 dKV
+# rows (4 bytes a column) and kv rows (2) are meant to fit the L2 together.
+KEY_RANGE_WINDOW = 1
+_KEY_BYTES_PER_COLUMN = 4 + 2
 
 
 def variants():
@@ -89,6 +94,31 @@ def select_union(kv_len, slots):
     entries hold `slots` (T * topk), or None."""
     fits = [(nb, cap) for nb, cap in union_variants() if 32 * nb >= kv_len and cap >= slots]
     return union_variants()[min(fits)] if fits else None
+
+
+def key_range_keys(kv_len, dqk, key_ranges=None):
+    """Keys per range of the key-range work order (a power of two), or 0
+    for none. ``key_ranges``: None chooses from the target's L2 (on where the
+    fp32 dKV accumulator of kv_len keys outgrows it), False is off, True
+    on, an int sets the keys per range (a power of two >= 64)."""
+    if key_ranges is False:
+        return 0
+    if key_ranges is not None and key_ranges is not True:
+        return key_ranges
+    l2 = _runtime.target()["l2_bytes"]
+    if key_ranges is None and kv_len * dqk * 4 <= l2:
+        return 0
+    fit = l2 // ((KEY_RANGE_WINDOW + 1) * dqk * _KEY_BYTES_PER_COLUMN)
+    return 1 << max(6, fit.bit_length() - 1)
+
+
+def _check_key_ranges(key_ranges):
+    if key_ranges is None or isinstance(key_ranges, bool):
+        return
+    if (not isinstance(key_ranges, int) or key_ranges < 64
+            or key_ranges & (key_ranges - 1)):
+        raise ValueError(f"key_ranges must be None, a bool or a power of two >= 64 (keys per "
+                         f"range), got {key_ranges!r}")
 
 
 def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
@@ -200,12 +230,21 @@ class _Plan:
     allows or, given a workspace of `fit` bytes, as many as fit in it."""
 
     def __init__(self, shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES,
-                 fit=None):
+                 fit=None, key_ranges=None):
         b, s, h, dqk, skv, g, d_v, topk, _ = shape
         self.tokens, self.rows, self.g = b * s, b * skv * g, g
         heads = h // g
         self.t = tile_tokens(heads, s, skv, topk, token_tile)
         self.width = self.t * topk
+        # Key ranges need the union's keys in order: per token too.
+        self.range_keys = key_range_keys(skv, dqk, key_ranges)
+        if self.range_keys and select_union(skv, self.width) is None:
+            if key_ranges is not None:
+                raise ValueError(f"key_ranges: no union builder for Skv = {skv} and "
+                                 f"{self.t} x topk = {self.width} slots")
+            self.range_keys = 0
+        self.ranges = -(-skv // self.range_keys) if self.range_keys else 0
+        self.unions = self.t > 1 or self.ranges > 0
         self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic)
         self.blocks = -(-heads // self.per_cta)
         if g * self.blocks > 65535:
@@ -221,7 +260,7 @@ class _Plan:
         self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
                            (self.rows, dqk)))
         self.per_launch, self.launches = self.tiles, 1
-        if self.t > 1:
+        if self.unions:
             per_tile = g * 8 * self.width        # keys and bits (counts aside)
             most = max(1, min(self.tiles, union_bytes // per_tile))
             if fit is not None:
@@ -234,11 +273,14 @@ class _Plan:
         self.bytes = self._bytes(self.per_launch)
 
     def _unions(self, n):
-        if self.t == 1:
+        if not self.unions:
             return []
+        # The clock of the key ranges: a row per round of CTAs, at most one
+        # per CTA of a launch.
+        clock = [("clock", torch.int32, (n * self.g * self.blocks, self.ranges))]
         return [("keys", torch.int32, (n * self.g, self.width)),
                 ("bits", torch.int32, (n * self.g, self.width)),
-                ("counts", torch.int32, (n, self.g))]
+                ("counts", torch.int32, (n, self.g))] + (clock if self.ranges else [])
 
     def _bytes(self, n):
         return sum(_round_up(_numel(sh) * dt.itemsize) for _, dt, sh in self.fixed + self._unions(n))
@@ -254,10 +296,25 @@ class _Plan:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES, fit=None):
+def _plan(shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES, fit=None,
+          key_ranges=None):
     """The plan of a call (a pure function of these, kept: a call plans in
     microseconds, not the tenth of a millisecond that counts at S = 2K)."""
-    return _Plan(shape, token_tile, deterministic, sink, union_bytes, fit)
+    return _Plan(shape, token_tile, deterministic, sink, union_bytes, fit, key_ranges)
+
+
+@functools.lru_cache(maxsize=None)
+def round_ctas(name, device_index):
+    """CTAs of kernel `name` that the device runs at once (its SMs times
+    the CTAs an SM holds): a round of the key ranges' clock."""
+    kernel = _runtime.load_manifest()[name]
+    props = torch.cuda.get_device_properties(device_index)
+    threads = kernel["threads"]
+    regs = -(-kernel.get("registers", 255) // 8) * 8
+    per_sm = min(props.shared_memory_per_multiprocessor // (kernel["shared_bytes"] + 1024),
+                 props.regs_per_multiprocessor // (regs * threads),
+                 props.max_threads_per_multi_processor // threads)
+    return max(1, per_sm) * props.multi_processor_count
 
 
 def _numel(shape):
@@ -269,7 +326,7 @@ def _round_up(n):
 
 
 def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic=False,
-                    token_tile=None, union_bytes=UNION_BYTES):
+                    token_tile=None, union_bytes=UNION_BYTES, key_ranges=None):
     """Bytes of scratch memory that ``sparse_mla_bwd`` with these arguments
     uses: pass a uint8 CUDA tensor of at least this size as ``workspace``
     (with ``dq_out`` and ``dkv_out``) and the call allocates nothing. Only
@@ -278,9 +335,11 @@ def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic
     (more launches where they are smaller)."""
     shape = _shapes(q, kv, o, do, indices, lse)
     _check_token_tile(token_tile)
+    _check_key_ranges(key_ranges)
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
-    return _plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes).bytes
+    return _plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes,
+                 key_ranges=key_ranges).bytes
 
 
 def _contiguous(t):
@@ -322,7 +381,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                    lse_base2=True, dkv_dtype=torch.bfloat16, token_tile=None, stats=None, *,
                    topk_length=None, attn_sink=None, q_offset=0, deterministic=False,
                    dq_out=None, dkv_out=None, d_sink_out=None, accumulate=False,
-                   workspace=None):
+                   workspace=None, key_ranges=None):
     """Gradients (dq, dkv) of sparse MLA, like TileLang's ``sparse_mla_bwd``;
     (dq, dkv, d_sink) with ``attn_sink``.
 
@@ -357,12 +416,19 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       adds dkv into ``dkv_out``.
     - ``workspace``: a uint8 CUDA tensor of at least ``workspace_bytes``;
       with it and contiguous outputs nothing is allocated.
+    - ``key_ranges``: the key-range work order for long contexts (the CTAs
+      that run together keep to one range of keys, so that the dKV rows
+      they add into stay in L2; DESIGN.md section 9). None: on where the
+      fp32 dKV accumulator outgrows the L2 (``key_range_keys``); False: off;
+      True: on; an int: on, with that many keys per range (a power of two).
+      It changes the speed, not the result: dq is bitwise the same.
 
     ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
     adjacent tokens that share one gather and scatter of their keys. A dict
     passed as ``stats`` receives "tile_tokens" (T) and "blocks": an int32
     tensor of the 64-slot blocks each CTA of the main kernel computed (those
-    without a valid slot are skipped), in launch order."""
+    without a valid slot are skipped), in launch order, and "range_keys":
+    the keys per range of the key-range order (0: off)."""
     shape = _shapes(q, kv, o, do, indices, lse)
     b, s, h, dqk, skv, g, d_v, topk, batched = shape
     lead = q.shape[:-3]
@@ -370,6 +436,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
     _check_token_tile(token_tile)
+    _check_key_ranges(key_ranges)
     if dkv_out is not None:
         _check_output("dkv_out", dkv_out, kv, (torch.bfloat16, torch.float32))
         dkv_dtype = dkv_out.dtype
@@ -386,16 +453,17 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if sm_scale is not None and not math.isfinite(float(sm_scale)):
         raise ValueError(f"sm_scale must be finite, got {sm_scale}")
     sink = attn_sink is not None
-    plan = _plan(shape, token_tile, deterministic, sink)
+    how = dict(key_ranges=key_ranges)
+    plan = _plan(shape, token_tile, deterministic, sink, **how)
     if workspace is not None:
         check_tensor("workspace", workspace, torch.uint8, ndim=1)
         # A smaller workspace than workspace_bytes gives fewer tiles a launch.
-        plan = _plan(shape, token_tile, deterministic, sink, fit=workspace.numel())
+        plan = _plan(shape, token_tile, deterministic, sink, fit=workspace.numel(), **how)
         if workspace.numel() < plan.bytes:
-            least = _plan(shape, token_tile, deterministic, sink, union_bytes=0).bytes
+            least = _plan(shape, token_tile, deterministic, sink, union_bytes=0, **how).bytes
             raise ValueError(f"workspace must hold at least {least} bytes "
-                             f"({_plan(shape, token_tile, deterministic, sink).bytes} from "
-                             f"workspace_bytes), got {workspace.numel()}")
+                             f"({_plan(shape, token_tile, deterministic, sink, **how).bytes} "
+                             f"from workspace_bytes), got {workspace.numel()}")
     check_devices(q=q, kv=kv, o=o, do=do, indices=indices, lse=lse,
                   **{k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,
                                            dq_out=dq_out, dkv_out=dkv_out,
@@ -440,10 +508,13 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                    else idx.new_empty(tokens, 0))
         f32_ws = ws if not deterministic else ws.new_empty((0, dqk), dtype=torch.float32)
         fixed_ws = ws if deterministic else ws.new_empty((0, dqk), dtype=torch.int64)
+        clock = idx.new_empty(0, 0)
+        round_size = round_ctas(plan.name, device) if plan.ranges else 1
+        range_shift = plan.range_keys.bit_length() - 1 if plan.ranges else 0
         for i in range(plan.launches):
             first = plan.tiles * i // plan.launches
             n = plan.tiles * (i + 1) // plan.launches - first
-            if t == 1:
+            if not plan.unions:
                 keys = idx.view(tokens * g, topk)
                 bits = keys.new_empty(tokens * g, 0)
                 counts = lengths
@@ -454,15 +525,18 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 _runtime.launch(select_union(skv, t * topk), [n, g],
                                 [idx, lengths, keys, bits, counts.view(-1), s, skv, t, first,
                                  int(bool(is_causal)), q_offset], device, stream)
+            if plan.ranges:
+                clock = scratch["clock"]
+                clock.zero_()
             computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
             _runtime.launch(
                 plan.name, [n, g * plan.blocks],
                 [q_rows, kv_rows, do_rows,
                  keys, bits, counts, lse_in.view(tokens, h), delta.view(tokens, h),
                  rows_view(dq), f32_ws.view(-1, dqk), fixed_ws.view(-1, dqk),
-                 computed[-1], s, skv, g, h // g, t, first, int(bool(is_causal)), q_offset,
-                 sm_scale * LOG2E, 1.0 if lse_base2 else LOG2E, sm_scale,
-                 float(2 ** FIXED_POINT_BITS)],
+                 computed[-1], clock, s, skv, g, h // g, t, first, int(bool(is_causal)),
+                 q_offset, sm_scale * LOG2E, 1.0 if lse_base2 else LOG2E, sm_scale,
+                 float(2 ** FIXED_POINT_BITS), range_shift, round_size, KEY_RANGE_WINDOW],
                 device, stream)
     elif tokens:
         dq.zero_()
@@ -480,6 +554,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     dkv = _deliver(target, dkv_out)
     if stats is not None:
         stats["tile_tokens"] = t
+        stats["range_keys"] = plan.range_keys
         stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
     return (dq, dkv) if d_sink is None else (dq, dkv, d_sink)
 

@@ -3,7 +3,9 @@ repeated and out-of-range indices, padded heads, topk not a multiple of 64,
 D_tail 64 and 0, per token and in token tiles; then the training paths:
 topk_length, attention sinks, a query offset, the deterministic (fixed
 point) variants, accumulating into caller-owned outputs from a workspace
-with room for one tile's union a launch."""
+with room for one tile's union a launch; and the key ranges' clock (ranges
+of 64 keys, per token and in tiles, with a round larger than the GPU holds
+so that its waits run out)."""
 import torch
 
 import sparse_mla
@@ -40,5 +42,14 @@ for heads, tile in ((24, 1), (64, 1), (16, 4), (8, 8)):
     for det in (False, True):
         sparse_mla.sparse_mla_bwd(*args, **extra, deterministic=det, dkv_out=dkv,
                                   accumulate=True, workspace=ws if det else None)
+kv_long = torch.randn(1, 700, 1, 512, device="cuda").bfloat16()
+idx_long = torch.randint(-2, 705, (1, s, 1, topk), device="cuda", dtype=torch.int32)
+for heads, tile, round_size in ((64, 1, None), (16, 4, None), (64, 1, 1 << 20)):
+    if round_size:
+        sparse_mla.bwd.round_ctas = lambda name, device: round_size
+    qh = q[:, :, :1].expand(1, s, heads, 512).contiguous()
+    oh, lseh = sparse_mla_fwd_reference(qh, kv_long, idx_long)
+    sparse_mla.sparse_mla_bwd(qh, kv_long, oh, torch.randn_like(oh), idx_long, lseh,
+                              token_tile=tile, key_ranges=64, is_causal=False)
 torch.cuda.synchronize()
 print("sanitize_bwd: done")

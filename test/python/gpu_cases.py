@@ -10,7 +10,7 @@ from sparse_mla.reference import (causal_indices, sparse_mla_bwd_reference,
 
 # Arguments of sparse_mla_bwd that change how, not what, it computes.
 HOW = ("token_tile", "deterministic", "stats", "dq_out", "dkv_out", "accumulate", "workspace",
-       "dkv_dtype")
+       "dkv_dtype", "key_ranges")
 
 
 def poison_allocator(nbytes):

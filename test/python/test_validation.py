@@ -198,6 +198,9 @@ def test_sparse_mla_bwd_rejects_bad_shapes():
     (dict(q_offset=2**31), ValueError, "q_offset = 2147483648"),
     (dict(deterministic=1), TypeError, "deterministic must be a bool"),
     (dict(token_tile=[2]), ValueError, "token_tile must be a positive int"),
+    (dict(key_ranges=100), ValueError, "key_ranges must be None, a bool or a power of two"),
+    (dict(key_ranges=32), ValueError, "key_ranges must be None, a bool or a power of two"),
+    (dict(key_ranges="on"), ValueError, "key_ranges must be None, a bool or a power of two"),
     (dict(dq_out=torch.zeros(1, 4, 16, 576)), TypeError, "dq_out must be a torch.Tensor of "
      "torch.bfloat16"),
     (dict(dq_out=bf16(1, 4, 16, 512)), ValueError, "dq_out must have shape"),
@@ -234,6 +237,25 @@ def test_workspace_bytes_follow_the_options():
     assert (plan.launches, plan.per_launch) == (6, 3)
     meta = [t.to("meta") for t in args]
     assert sparse_mla.workspace_bytes(*meta) == base
+    # Key ranges of 64 keys (4 of them) add a clock row per CTA (16 tiles);
+    # per token they need the union buffers too (64 tokens of 64 slots).
+    assert sparse_mla.workspace_bytes(*args, key_ranges=64) == base + 16 * 4 * 4
+    assert (sparse_mla.workspace_bytes(*args, token_tile=1, key_ranges=64)
+            == 4096 + 256 * 576 * 4 + 2 * 64 * 64 * 4 + 256 + 64 * 4 * 4)
+
+
+def test_key_ranges_follow_the_l2_of_the_target():
+    l2 = _runtime.target()["l2_bytes"]
+    # Off while the fp32 dKV accumulator fits the L2; then the largest power
+    # of two of keys whose accumulator and kv rows, twice over (the window
+    # of 1), fit it.
+    fits = l2 // (576 * 4)
+    assert sparse_mla.bwd.key_range_keys(fits, 576) == 0
+    keys = sparse_mla.bwd.key_range_keys(fits + 1, 576)
+    assert keys & (keys - 1) == 0 and 2 * keys * 576 * 6 <= l2 < 4 * keys * 576 * 6
+    assert sparse_mla.bwd.key_range_keys(1024, 576, True) == keys
+    assert sparse_mla.bwd.key_range_keys(1 << 20, 576, False) == 0
+    assert sparse_mla.bwd.key_range_keys(1024, 576, 256) == 256
 
 
 def test_sparse_mla_bwd_checks_the_device_last():

@@ -48,6 +48,10 @@ constexpr int64_t kMaxRegistersPerThread = 255;
 /// Hardware barriers of a CTA (bar.sync ids); 0 is the CTA's own.
 constexpr int64_t kNamedBarriers = 16;
 
+/// The L2 cache of the chip (H100 and H200: 50 MiB). The runtime sizes the
+/// key ranges of long contexts by it (from the manifest's "target").
+constexpr int64_t kL2Bytes = 50 << 20;
+
 } // namespace sparse_mla::hopper
 
 #endif

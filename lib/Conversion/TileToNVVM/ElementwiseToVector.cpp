@@ -28,6 +28,16 @@ struct BlockIdLowering : public OpConversionPattern<BlockIdOp> {
   }
 };
 
+struct GridDimLowering : public OpConversionPattern<GridDimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GridDimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::GridDimOp>(op, static_cast<gpu::Dimension>(op.getDim()));
+    return success();
+  }
+};
+
 struct ClusterRankLowering : public OpConversionPattern<ClusterRankOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -348,7 +358,7 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
 
 void sparse_mla::tile::populateElementwiseToVectorPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<BlockIdLowering, ClusterRankLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
+  patterns.add<BlockIdLowering, GridDimLowering, ClusterRankLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
                BroadcastLowering, ReduceLowering, IotaLowering, ScanLowering>(
       converter, patterns.getContext());
 }

@@ -142,6 +142,7 @@ struct ConvertTileToNVVMPass
     populateAsyncCopiesToNVVMPatterns(converter, patterns);
     populateScattersToNVVMPatterns(converter, patterns);
     populateBarriersToNVVMPatterns(converter, patterns);
+    populateCountersToNVVMPatterns(converter, patterns);
     populateElementsToNVVMPatterns(converter, patterns);
     populateGemmToNVVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -52,6 +52,8 @@ void populateScattersToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
 void populateBarriersToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
+void populateCountersToNVVMPatterns(TileTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
 void populateElementsToNVVMPatterns(TileTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
 void populateGemmToNVVMPatterns(TileTypeConverter &converter,

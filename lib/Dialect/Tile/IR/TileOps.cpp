@@ -679,6 +679,27 @@ LogicalResult GatherRowsOp::verify() {
                           getTileDim(dst, 0));
 }
 
+//===----------------------------------------------------------------------===//
+// Progress counters
+//===----------------------------------------------------------------------===//
+
+/// A counter matrix: a 2-D global memref of i32 with the identity layout.
+static LogicalResult verifyCounter(Operation *op, MemRefType type) {
+  if (type.getRank() != 2 || !type.getElementType().isInteger(32) || type.getMemorySpace() ||
+      !type.getLayout().isIdentity())
+    return op->emitOpError("counts in a 2-D global memref of i32 with the identity layout, got ")
+           << type;
+  return success();
+}
+
+LogicalResult CounterAddOp::verify() {
+  return verifyCounter(*this, getCounter().getType());
+}
+
+LogicalResult CounterWaitOp::verify() {
+  return verifyCounter(*this, getCounter().getType());
+}
+
 LogicalResult AnyOp::verify() {
   if (!cast<RegTileType>(getPred().getType()).getElementType().isInteger(1))
     return emitOpError("takes a tile of i1");

@@ -102,6 +102,13 @@ def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
   let assemblyFormat = "$dim attr-dict";
 }
 
+def Tile_GridDimOp : Tile_Op<"grid_dim", [Pure]> {
+  let summary = "Number of CTAs of the grid along one dimension";
+  let arguments = (ins Tile_DimAttr:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
 def Tile_ParamOp : Tile_Op<"param", [Pure]> {
   let summary = "The value of one of the kernel's shape parameters";
   let description = [{
@@ -739,6 +746,52 @@ def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemW
   let arguments = (ins Tile_SmemTile:$bars, Index:$index, I32:$parity);
   let assemblyFormat = [{
     $bars `[` $index `]` `,` $parity attr-dict `:` qualified(type($bars))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_CounterAddOp : Tile_Op<"counter_add", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "One thread of each calling warpgroup adds to a global counter";
+  let description = [{
+    Atomically adds `amount` to element `[row, col]` of the i32 matrix
+    `counter`, once per warpgroup that runs it (by its first thread),
+    relaxed at GPU scope: it orders nothing. With `tile.counter_wait` it
+    makes a progress clock between CTAs that is advisory only (no result
+    depends on it), as the key ranges of the backward use it to keep the
+    CTAs that run together on the same keys.
+
+    ```mlir
+    tile.counter_add %clock[%round, %range], %one : memref<?x?xi32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$counter, Index:$row, Index:$col, I32:$amount);
+  let assemblyFormat = [{
+    $counter `[` $row `,` $col `]` `,` $amount attr-dict `:` qualified(type($counter))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_CounterWaitOp : Tile_Op<"counter_wait", [MemoryEffects<[MemRead]>]> {
+  let summary = "Polls a global counter until it reaches a target, for a bounded time";
+  let description = [{
+    Reads element `[row, col]` of the i32 matrix `counter` (bypassing L1),
+    pausing between reads, until it is at least `target` or `polls` reads
+    have been made; returns whether the target was reached. Each warp
+    decides together (the result is the same in its threads), and no
+    barrier is involved, so warps of a warpgroup may leave at different
+    reads. Being bounded, it cannot hang whatever the other CTAs do (one
+    that never runs, a counter that never moves): what waits on it must be
+    an optimization, never a condition of a correct result.
+
+    ```mlir
+    %reached = tile.counter_wait %clock[%round, %r], %ctas, %polls : memref<?x?xi32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$counter, Index:$row, Index:$col, I32:$target,
+                       I32:$polls);
+  let results = (outs I1:$reached);
+  let assemblyFormat = [{
+    $counter `[` $row `,` $col `]` `,` $target `,` $polls attr-dict `:` qualified(type($counter))
   }];
   let hasVerifier = 1;
 }
