@@ -266,7 +266,7 @@ tile.kernel @sparse_mla_bwd(
   %k_free = arith.constant 1 : index
   %pds_full = arith.constant 2 : index
   %pds_free = arith.constant 3 : index
-  // Key ranges (long context, DESIGN.md section 9). The slots are the
+  // Key ranges (long context, bench/NOTES.md "Key ranges"). The slots are the
   // union's keys in increasing order; the CTAs that run together, a round
   // of round_ctas in launch order (x fastest), keep to the same range of
   // 2^range_shift keys on a clock, clock[round, r] = its CTAs that have

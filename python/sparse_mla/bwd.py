@@ -35,11 +35,16 @@ FIXED_POINT_BITS = 40
 SINK_CHUNK = 256
 # Workspace pieces start at multiples of this (the kernels' 16-byte accesses).
 _ALIGN = 256
-# Key ranges (long context, DESIGN.md section 9): the CTAs that run together
-# spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose fp32 dKV
-# rows (4 bytes a column) and kv rows (2) are meant to fit the L2 together.
+# Key ranges (long context, bench/NOTES.md "Key ranges"): the CTAs that run
+# together spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose
+# fp32 dKV rows (4 bytes a column) and kv rows (2) are meant to fit the L2
+# together. By default they are on where all keys' rows outgrow the L2
+# (per token), or outgrow it _TILE_L2_TIMES over (token tiles: their unions
+# are in key order already, and on an H100 the ranges cost 5% at S = Skv =
+# 32K, broke even at Skv = 64K and saved a third at 128K).
 KEY_RANGE_WINDOW = 1
 _KEY_BYTES_PER_COLUMN = 4 + 2
+_TILE_L2_TIMES = 4
 
 
 def variants():
@@ -96,17 +101,19 @@ def select_union(kv_len, slots):
     return union_variants()[min(fits)] if fits else None
 
 
-def key_range_keys(kv_len, dqk, key_ranges=None):
+def key_range_keys(kv_len, dqk, key_ranges=None, token_tiles=False):
     """Keys per range of the key-range work order (a power of two), or 0
-    for none. ``key_ranges``: None chooses from the target's L2 (on where the
-    fp32 dKV accumulator of kv_len keys outgrows it), False is off, True
-    on, an int sets the keys per range (a power of two >= 64)."""
+    for none. ``key_ranges``: None chooses from the target's L2 (on where
+    the fp32 dKV and kv rows of kv_len keys outgrow it, _TILE_L2_TIMES over
+    with ``token_tiles``), False is off, True on, an int sets the keys per
+    range (a power of two >= 64)."""
     if key_ranges is False:
         return 0
     if key_ranges is not None and key_ranges is not True:
         return key_ranges
     l2 = _runtime.target()["l2_bytes"]
-    if key_ranges is None and kv_len * dqk * 4 <= l2:
+    times = _TILE_L2_TIMES if token_tiles else 1
+    if key_ranges is None and kv_len * dqk * _KEY_BYTES_PER_COLUMN <= times * l2:
         return 0
     fit = l2 // ((KEY_RANGE_WINDOW + 1) * dqk * _KEY_BYTES_PER_COLUMN)
     return 1 << max(6, fit.bit_length() - 1)
@@ -237,7 +244,7 @@ class _Plan:
         self.t = tile_tokens(heads, s, skv, topk, token_tile)
         self.width = self.t * topk
         # Key ranges need the union's keys in order: per token too.
-        self.range_keys = key_range_keys(skv, dqk, key_ranges)
+        self.range_keys = key_range_keys(skv, dqk, key_ranges, self.t > 1)
         if self.range_keys and select_union(skv, self.width) is None:
             if key_ranges is not None:
                 raise ValueError(f"key_ranges: no union builder for Skv = {skv} and "
@@ -418,10 +425,11 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       with it and contiguous outputs nothing is allocated.
     - ``key_ranges``: the key-range work order for long contexts (the CTAs
       that run together keep to one range of keys, so that the dKV rows
-      they add into stay in L2; DESIGN.md section 9). None: on where the
-      fp32 dKV accumulator outgrows the L2 (``key_range_keys``); False: off;
-      True: on; an int: on, with that many keys per range (a power of two).
-      It changes the speed, not the result: dq is bitwise the same.
+      they add into stay in L2). None: on where the keys' fp32 dKV and kv
+      rows outgrow the L2 (``key_range_keys``); False: off; True: on; an
+      int: on, with that many keys per range (a power of two). It changes
+      the speed, not the result: dq stays bitwise repeatable (with token
+      tiles, bitwise the same as without).
 
     ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
     adjacent tokens that share one gather and scatter of their keys. A dict

@@ -1,4 +1,4 @@
-"""The key-range work order of long contexts (DESIGN.md section 9) on a GPU
+"""The key-range work order of long contexts (bench/NOTES.md "Key ranges") on a GPU
 against the float64 reference, with ranges forced small so that a small Skv
 spans many of them: per token and in token tiles, kv groups, batches, both
 causal modes, repeated keys, rows whose keys fill one range or skip some,
