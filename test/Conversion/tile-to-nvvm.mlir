@@ -663,6 +663,34 @@ tile.kernel @partition_vote(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index)
   }
 }
 
+// The progress clock: one relaxed reduction per warpgroup (its first
+// thread); a wait reads with volatile loads, votes across the warp and
+// sleeps between reads, for at most `polls` more reads.
+// CHECK-LABEL: gpu.func @counters
+// CHECK: gpu.grid_dim  x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32
+// CHECK: scf.if %[[FIRST]]
+// CHECK:   llvm.inline_asm has_side_effects {{.*}}"red.relaxed.gpu.global.add.s32 [$0], $1;", "l,r"
+// CHECK: llvm.load volatile %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: nvvm.vote.sync  any
+// CHECK: scf.while
+// CHECK:   arith.cmpi slt
+// CHECK:   scf.condition
+// CHECK:   nvvm.nanosleep
+// CHECK:   llvm.load volatile
+// CHECK:   nvvm.vote.sync  any
+tile.kernel @counters(%clock: memref<?x?xi32>, %out: memref<?xi32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %polls = arith.constant 8 : i32
+  %n = tile.grid_dim x
+  tile.counter_add %clock[%c0, %n], %one : memref<?x?xi32>
+  %reached = tile.counter_wait %clock[%c0, %c0], %one, %polls : memref<?x?xi32>
+  scf.if %reached {
+    tile.counter_add %clock[%c0, %c0], %one : memref<?x?xi32>
+  }
+}
+
 // -----
 
 // A cluster kernel: its shape on the gpu.func and in the manifest; the rank

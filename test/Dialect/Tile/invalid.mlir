@@ -1037,3 +1037,27 @@ func.func @fixed_point_interleaved(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>
   tile.scatter_add_rows %v, %m[%r, %i] scale %s {interleaved} : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
   return
 }
+
+// -----
+
+func.func @counter_of_floats(%c: memref<?x?xf32>, %i: index, %one: i32) {
+  // expected-error @+1 {{counts in a 2-D global memref of i32 with the identity layout, got 'memref<?x?xf32>'}}
+  tile.counter_add %c[%i, %i], %one : memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @counter_of_rank_one(%c: memref<?xi32>, %i: index, %one: i32) {
+  // expected-error @+1 {{counts in a 2-D global memref of i32 with the identity layout}}
+  %r = tile.counter_wait %c[%i, %i], %one, %one : memref<?xi32>
+  return
+}
+
+// -----
+
+func.func @counter_in_a_view(%c: memref<?x?xi32, strided<[?, 1]>>, %i: index, %one: i32) {
+  // expected-error @+1 {{counts in a 2-D global memref of i32 with the identity layout}}
+  %r = tile.counter_wait %c[%i, %i], %one, %one : memref<?x?xi32, strided<[?, 1]>>
+  return
+}

@@ -35,6 +35,12 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   %any = tile.any %flags : !tile.reg<64xi1>
   // CHECK: tile.barrier
   tile.barrier
+  // CHECK: tile.grid_dim  y
+  %gy = tile.grid_dim  y
+  // CHECK: tile.counter_add %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} : memref<?x?xi32>
+  tile.counter_add %idx[%b, %c1], %m1 : memref<?x?xi32>
+  // CHECK: tile.counter_wait %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<?x?xi32>
+  %reached = tile.counter_wait %idx[%c0, %gy], %m1, %m1 : memref<?x?xi32>
   // CHECK: tile.splat %{{.*}} : !tile.reg<64x64xf32, #tile.mma>
   %z = tile.splat %s : !tile.reg<64x64xf32, #tile.mma>
   // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>
