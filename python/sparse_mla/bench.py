@@ -1,10 +1,11 @@
 """The benchmark of DESIGN.md section 6, side by side:
 
-    python3 -m sparse_mla.bench [--shapes 4096x16,4096x64] [--patterns random,correlated]
-                                [--out DIR] [--reference]
+    python3 -m sparse_mla.bench [--shapes 4096x16,4096x64,4096:131072x16]
+                                [--patterns random,correlated] [--out DIR] [--reference]
 
-B=1, G=1, D=512, D_tail=64 (--d-tail), S=Skv, topk=2048, o and lse from a real (fp32)
-forward, in one process on the same inputs:
+B=1, G=1, D=512, D_tail=64 (--d-tail), S=Skv (SxH) or S queries at the tail of Skv keys
+(S:SkvxH, positions Skv - S .. Skv - 1: what a context-parallel rank sees at long context),
+topk=2048, o and lse from a real (fp32) forward, in one process on the same inputs:
   sparse_mla      this package, with token tiles where they apply
   sparse_mla_t1   token_tile=1, the per-token kernel (only where tiles apply)
   sparse_mla_det  deterministic=True: dKV in 64-bit fixed point (with --deterministic)
@@ -12,15 +13,18 @@ forward, in one process on the same inputs:
   reference       the float32 PyTorch reference (with --reference)
 CUDA events, a second of GEMMs before the first shape (the first shapes'
 medians ran up to 30% above their minimum without it, the peers' too), 3
-warm-up calls, the median of --reps with the L2 flushed before each. Index patterns: `random` (token t picks min(t + 1, topk) distinct keys
-of [0, t] in random order, the rest -1: every published figure uses it) and
-`correlated` (from token topk on, each token keeps 75% of the previous
-token's keys and draws the rest, as trained DSA indexers share 72-75%).
+warm-up calls, the median of --reps with the L2 flushed before each. Index
+patterns: `random` (the token at position p picks min(p + 1, topk) distinct
+keys of [0, p] in random order, the rest -1: every published figure uses it)
+and `correlated` (from position topk on, each token keeps 75% of the
+previous token's keys and draws the rest, as trained DSA indexers share
+72-75%).
 
-Writes DIR/bench.json (rows {"kind": "time", "peer", "S", "H", "topk",
-"pattern", "ms", "ms_min", "tflops", "tile_tokens"}), DIR/bench.md and, with
-matplotlib, DIR/bench.png: TFLOP/s against S, a panel per H, a line per
-kernel, solid for the random pattern and dashed for the correlated one.
+Writes DIR/bench.json (rows {"kind": "time", "peer", "S", "Skv", "H", "topk",
+"pattern", "ms", "ms_min", "tflops", "tile_tokens", "range_keys"}),
+DIR/bench.md and, with matplotlib, DIR/bench.png: TFLOP/s against Skv, a
+panel per H, a line per kernel, solid for the random pattern and dashed for
+the correlated one, dotted for tail queries (S < Skv).
 `--render RUN.json ...` writes the table and plot of earlier runs. Ratios
 between kernels mean something only within one run.
 """
@@ -41,21 +45,24 @@ def flops(s, h, topk, d_tail=D_TAIL):
     return 2 * s * h * topk * (3 * (D + d_tail) + 2 * D)
 
 
-def correlated_indices(s, topk, generator, device="cuda"):
-    """[S, topk] int32: as the random pattern for t < topk; then token t keeps
-    a random 75% of token t-1's keys and draws the rest from the other keys
-    of [0, t], in random order (../shared/peers/bench_peers.py's pattern)."""
+def correlated_indices(s, topk, generator, device="cuda", q_offset=0):
+    """[S, topk] int32: token t is at position p = q_offset + t; as the random
+    pattern for p < topk and for the first token; then each token keeps a
+    random 75% of the previous token's keys and draws the rest from the
+    other keys of [0, p], in random order (../shared/peers/bench_peers.py's
+    pattern)."""
     seed = int(torch.randint(0, 2**31, (1,), generator=generator, device=generator.device))
     g = torch.Generator().manual_seed(seed)
     idx = torch.full((s, topk), -1, dtype=torch.int32)
     prev = None
     for t in range(s):
-        n = min(t + 1, topk)
-        if n == t + 1:
-            cur = torch.randperm(t + 1, generator=g)
+        p = q_offset + t
+        n = min(p + 1, topk)
+        if prev is None or n == p + 1:
+            cur = torch.randperm(p + 1, generator=g)[:n]
         else:
             kept = prev[torch.randperm(topk, generator=g)[: round(0.75 * topk)]]
-            free = torch.ones(t + 1, dtype=torch.bool)
+            free = torch.ones(p + 1, dtype=torch.bool)
             free[kept] = False
             pool = free.nonzero().flatten()
             fresh = pool[torch.randperm(pool.numel(), generator=g)[: n - kept.numel()]]
@@ -65,36 +72,42 @@ def correlated_indices(s, topk, generator, device="cuda"):
     return idx.to(device)
 
 
-def make_inputs(s, h, topk, pattern, seed=1, d_tail=D_TAIL):
+def make_inputs(s, h, topk, pattern, seed=1, d_tail=D_TAIL, skv=None):
+    """q, kv, o, do, indices, lse of S queries at positions Skv - S .. Skv - 1."""
     from .reference import causal_indices, sparse_mla_fwd_reference
+    skv = s if skv is None else skv
     gen = torch.Generator(device="cuda").manual_seed(seed)
     q = torch.randn(s, h, D + d_tail, device="cuda", generator=gen).bfloat16()
-    kv = torch.randn(s, 1, D + d_tail, device="cuda", generator=gen).bfloat16()
+    kv = torch.randn(skv, 1, D + d_tail, device="cuda", generator=gen).bfloat16()
     do = torch.randn(s, h, D, device="cuda", generator=gen).bfloat16()
     if pattern == "random":
-        idx = causal_indices(1, s, 1, topk, generator=gen)[0]
+        idx = causal_indices(1, s, 1, topk, skv, generator=gen, q_offset=skv - s)[0]
     else:
-        idx = correlated_indices(s, topk, gen)[:, None, :].contiguous()
-    o, lse = sparse_mla_fwd_reference(q, kv, idx, dtype=torch.float32, lse_base2=False)
+        idx = correlated_indices(s, topk, gen, q_offset=skv - s)[:, None, :].contiguous()
+    extra = {"q_offset": skv - s} if skv != s else {}
+    o, lse = sparse_mla_fwd_reference(q, kv, idx, dtype=torch.float32, lse_base2=False, **extra)
     return q, kv, o, do, idx, lse
 
 
 def peers(with_reference, deterministic=False):
+    """name -> fn(q, kv, o, do, idx, lse, **ours): ours are the options of
+    this package's calls (q_offset, stats)."""
     import sparse_mla
     from .reference import sparse_mla_bwd_reference
     found = {
-        "sparse_mla": lambda q, kv, o, do, idx, lse: sparse_mla.sparse_mla_bwd(
-            q, kv, o, do, idx, lse, lse_base2=False),
-        "sparse_mla_t1": lambda q, kv, o, do, idx, lse: sparse_mla.sparse_mla_bwd(
-            q, kv, o, do, idx, lse, lse_base2=False, token_tile=1),
+        "sparse_mla": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_bwd(
+            q, kv, o, do, idx, lse, lse_base2=False, **ours),
+        "sparse_mla_t1": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_bwd(
+            q, kv, o, do, idx, lse, lse_base2=False, token_tile=1, **ours),
     }
     if deterministic:
-        found["sparse_mla_det"] = lambda q, kv, o, do, idx, lse: sparse_mla.sparse_mla_bwd(
-            q, kv, o, do, idx, lse, lse_base2=False, deterministic=True)
+        found["sparse_mla_det"] = lambda q, kv, o, do, idx, lse, **ours: (
+            sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse, lse_base2=False,
+                                      deterministic=True, **ours))
     try:
         from cudnn.deepseek_sparse_attention import sparse_attention_backward_wrapper
 
-        def cudnn(q, kv, o, do, idx, lse):
+        def cudnn(q, kv, o, do, idx, lse, **ours):   # its masking is the indices
             sink = torch.full((q.shape[1],), float("-inf"), device="cuda")
             r = sparse_attention_backward_wrapper(q, kv[:, 0].contiguous(), o, do,
                                                   lse.contiguous(), sink, idx[:, 0],
@@ -104,22 +117,23 @@ def peers(with_reference, deterministic=False):
     except ImportError:
         pass
     if with_reference:
-        found["reference"] = lambda q, kv, o, do, idx, lse: sparse_mla_bwd_reference(
-            q, kv, o, do, idx, lse, lse_base2=False, dtype=torch.float32)
+        found["reference"] = lambda q, kv, o, do, idx, lse, q_offset=0, **_: (
+            sparse_mla_bwd_reference(q, kv, o, do, idx, lse, lse_base2=False,
+                                     dtype=torch.float32, q_offset=q_offset))
     return found
 
 
-def time_it(fn, args, reps):
+def time_it(fn, args, reps, **kwargs):
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")  # > the 60 MB L2
     for _ in range(3):
-        fn(*args)
+        fn(*args, **kwargs)
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         flush.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn(*args)
+        fn(*args, **kwargs)
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
@@ -143,21 +157,25 @@ def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, determi
     print("device", torch.cuda.get_device_name(), "kernels", list(kernels), flush=True)
     warm_up()
     for pattern in patterns:
-        for s, h in shapes:
-            args = make_inputs(s, h, topk, pattern, d_tail=d_tail)
-            tiles = sparse_mla.bwd.tile_tokens(h, s, s, topk)
+        for s, skv, h in shapes:
+            args = make_inputs(s, h, topk, pattern, d_tail=d_tail, skv=skv)
+            tiles = sparse_mla.bwd.tile_tokens(h, s, skv, topk)
             for name, fn in kernels.items():
                 if name == "sparse_mla_t1" and tiles == 1:
                     continue  # the same call as sparse_mla
-                row = dict(kind="time", peer=name, S=s, H=h, topk=topk, pattern=pattern,
-                           d_tail=d_tail)
+                row = dict(kind="time", peer=name, S=s, Skv=skv, H=h, topk=topk,
+                           pattern=pattern, d_tail=d_tail)
+                stats = {}
+                ours = dict(q_offset=skv - s) if name == "reference" else \
+                    dict(q_offset=skv - s, stats=stats)
                 t0 = time.time()
                 try:
-                    med, low = time_it(fn, args, 3 if name == "reference" else reps)
+                    med, low = time_it(fn, args, 3 if name == "reference" else reps, **ours)
                     row.update(ms=med, ms_min=low, tflops=flops(s, h, topk, d_tail) / med / 1e9,
                                wall_s=round(time.time() - t0, 1))
                     if name.startswith("sparse_mla"):
-                        row["tile_tokens"] = 1 if name == "sparse_mla_t1" else tiles
+                        row["tile_tokens"] = stats["tile_tokens"]
+                        row["range_keys"] = stats["range_keys"]
                     if name == "sparse_mla_det":
                         row["deterministic"] = True
                 except Exception as e:  # a failing kernel is a row, not the end of the run
@@ -187,12 +205,12 @@ def table(run):
         rows = {}
         for r in timed:
             if r["pattern"] == pattern:
-                rows.setdefault((r["S"], r["H"]), {})[r["peer"]] = r
+                rows.setdefault((r["S"], r.get("Skv", r["S"]), r["H"]), {})[r["peer"]] = r
         out += [f"## Pattern `{pattern}`\n",
-                "| S | H | T | ours ms | TFLOP/s | per token ms | cuDNN ms | x cuDNN | x per token "
-                "| deterministic ms | its cost | det. x cuDNN |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (s, h), by in sorted(rows.items()):
+                "| S | Skv | H | T | key range | ours ms | TFLOP/s | per token ms | cuDNN ms "
+                "| x cuDNN | x per token | deterministic ms | its cost | det. x cuDNN |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for (s, skv, h), by in sorted(rows.items()):
             ours = by.get("sparse_mla")
             if not ours:
                 continue
@@ -200,7 +218,8 @@ def table(run):
             cd = by.get("cudnn_fe_sm90", {}).get("ms")
             det = by.get("sparse_mla_det", {}).get("ms")
             out.append("| " + " | ".join(map(str, [
-                s, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}", f"{ours['tflops']:.0f}",
+                s, skv, h, ours.get("tile_tokens", "-"), ours.get("range_keys") or "-",
+                f"{ours['ms']:.2f}", f"{ours['tflops']:.0f}",
                 f"{t1:.2f}" if t1 else "-", f"{cd:.2f}" if cd else "-",
                 f"{cd / ours['ms']:.2f}" if cd else "-",
                 f"{t1 / ours['ms']:.2f}" if t1 else "-",
@@ -227,15 +246,19 @@ def plot(run, path):
               "cudnn_fe_sm90": "cuDNN-frontend SM90",
               "sparse_mla_det": "sparse_mla deterministic"}
     for ax, h in zip(axes[0], heads):
-        for (peer, pattern) in sorted({(r["peer"], r["pattern"]) for r in timed if r["H"] == h}):
-            pts = sorted((r["S"], r["tflops"]) for r in timed
-                         if r["H"] == h and r["peer"] == peer and r["pattern"] == pattern)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                    color=colors.get(peer, "C7"), linestyle="-" if pattern == "random" else "--",
-                    label=f"{labels.get(peer, peer)}, {pattern}")
+        lines = {(r["peer"], r["pattern"], r["S"] == r.get("Skv", r["S"]))
+                 for r in timed if r["H"] == h}
+        for (peer, pattern, full) in sorted(lines):
+            pts = sorted((r.get("Skv", r["S"]), r["tflops"]) for r in timed
+                         if r["H"] == h and r["peer"] == peer and r["pattern"] == pattern
+                         and (r["S"] == r.get("Skv", r["S"])) == full)
+            style = ("-" if pattern == "random" else "--") if full else ":"
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if full else "s",
+                    color=colors.get(peer, "C7"), linestyle=style,
+                    label=f"{labels.get(peer, peer)}, {pattern}" + ("" if full else ", tail"))
         ax.set_xscale("log", base=2)
         ax.set_title(f"H = {h}")
-        ax.set_xlabel("S = Skv (topk 2048)")
+        ax.set_xlabel("Skv (S = Skv, or tail queries; topk 2048)")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("TFLOP/s")
     legend = {}
@@ -260,13 +283,24 @@ def write(run, out):
                                                  " (no matplotlib: no plot)"))
 
 
+def parse_shape(text):
+    """(S, Skv, H) of "SxH" (S = Skv) or "S:SkvxH" (S tail queries of Skv keys)."""
+    lengths, h = text.split("x")
+    s, colon, skv = lengths.partition(":")
+    s, skv = int(s), int(skv) if colon else int(s)
+    if not 0 < s <= skv:
+        raise ValueError(text)
+    return s, skv, int(h)
+
+
 def main(argv=None):
     import sparse_mla
     ap = argparse.ArgumentParser(prog="python3 -m sparse_mla.bench",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=",".join(f"{s}x{h}" for s in (2048, 4096, 8192, 16384)
                                                  for h in (8, 16, 32, 64, 128)),
-                    help="SxH,... (default: the sweep of DESIGN.md section 6 and H=8)")
+                    help="SxH (S = Skv) or S:SkvxH (S tail queries of Skv keys),... (default: "
+                         "the sweep of DESIGN.md section 6 and H=8)")
     ap.add_argument("--patterns", default="random,correlated")
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--reps", type=int, default=20)
@@ -289,9 +323,9 @@ def main(argv=None):
         print("sparse_mla.bench needs a CUDA GPU", file=sys.stderr)
         return 1
     try:
-        shapes = [tuple(map(int, x.split("x"))) for x in a.shapes.split(",")]
+        shapes = [parse_shape(x) for x in a.shapes.split(",")]
     except ValueError:
-        ap.error(f"--shapes must be SxH,..., got {a.shapes!r}")
+        ap.error(f"--shapes must be SxH or S:SkvxH (S <= Skv),..., got {a.shapes!r}")
     patterns = a.patterns.split(",")
     if not set(patterns) <= {"random", "correlated"}:
         ap.error(f"--patterns must be random and/or correlated, got {a.patterns!r}")

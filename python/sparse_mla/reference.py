@@ -135,11 +135,12 @@ def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causa
     return dq, dkv, d_sink
 
 
-def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk=1024):
-    """The benchmark's index pattern (DESIGN.md section 6): token t picks
-    min(t + 1, topk) distinct random keys of [0, t] (of [0, Skv) when skv is
-    given and larger) in random order; the other slots are -1. int32
-    [b, s, g, topk]."""
+def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk=1024,
+                   q_offset=0):
+    """The benchmark's index pattern (DESIGN.md section 6): token t, at
+    position p = q_offset + t, picks min(p + 1, topk) distinct random keys
+    of [0, p] (of [0, Skv) when skv is given and smaller) in random order;
+    the other slots are -1. int32 [b, s, g, topk]."""
     skv = s if skv is None else skv
     out = torch.full((b, s, g, topk), -1, dtype=torch.int32, device=device)
     k = min(topk, skv)
@@ -148,7 +149,7 @@ def causal_indices(b, s, g, topk, skv=None, device="cuda", generator=None, chunk
         for s0 in range(0, s, chunk):
             c = min(chunk, s - s0)
             r = torch.rand(c, g, skv, device=device, generator=generator)
-            pos = torch.arange(s0, s0 + c, device=device).view(c, 1, 1)
+            pos = torch.arange(q_offset + s0, q_offset + s0 + c, device=device).view(c, 1, 1)
             r = r.masked_fill(keys > pos, 2.0)
             val, idx = r.topk(k, dim=-1, largest=False)
             out[b_, s0:s0 + c, :, :k] = torch.where(val < 2.0, idx, -1).int()

@@ -37,9 +37,22 @@ def test_table_gives_ratios_within_the_run():
                           row("sparse_mla", 4096, 64, 9.0, "correlated", tile_tokens=1),
                           dict(kind="time", peer="cudnn_fe_sm90", S=4096, H=64,
                                pattern="correlated", error="RuntimeError()")]))
-    assert "| 4096 | 16 | 4 | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 | 2.50 | +25% | 2.40 |" in md
+    # Rows without Skv are earlier runs' (S = Skv).
+    assert ("| 4096 | 4096 | 16 | 4 | - | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 | 2.50 | +25% "
+            "| 2.40 |") in md
     assert "## Pattern `correlated`" in md
-    assert "| 4096 | 64 | 1 | 9.00 | 328 | - | - | - | - |" in md
+    assert "| 4096 | 4096 | 64 | 1 | - | 9.00 | 328 | - | - | - | - |" in md
+
+
+def test_tail_shapes_carry_their_keys_and_key_ranges():
+    assert bench.parse_shape("4096x16") == (4096, 4096, 16)
+    assert bench.parse_shape("4096:131072x64") == (4096, 131072, 64)
+    for bad in ("8192:4096x16", "0x16", "4096:x16"):
+        with pytest.raises(ValueError):
+            bench.parse_shape(bad)
+    tail = dict(row("sparse_mla", 4096, 64, 14.0, tile_tokens=1), Skv=131072, range_keys=4096)
+    md = bench.table(run([tail, dict(row("cudnn_fe_sm90", 4096, 64, 21.0), Skv=131072)]))
+    assert "| 4096 | 131072 | 64 | 1 | 4096 | 14.00 |" in md and "| 1.50 |" in md
 
 
 def test_render_writes_json_table_and_plot(tmp_path):
@@ -47,7 +60,7 @@ def test_render_writes_json_table_and_plot(tmp_path):
     path.write_text(json.dumps(run([row("sparse_mla", s, 16, 0.1 * s / 1024, tile_tokens=4)
                                     for s in (2048, 4096)])))
     assert bench.main(["--render", str(path), "--out", str(tmp_path / "out")]) == 0
-    assert (tmp_path / "out" / "bench.md").read_text().count("| 16 | 4 |") == 2
+    assert (tmp_path / "out" / "bench.md").read_text().count("| 16 | 4 | - |") == 2
     pytest.importorskip("matplotlib")
     assert (tmp_path / "out" / "bench.png").read_bytes()[:4] == b"\x89PNG"
 
