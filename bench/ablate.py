@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds wheels of the backward with parts of its work taken out, to time
-what each part costs inside the whole kernel (tools/gpu_ab.sh runs them side
+what each part costs inside the whole kernel (tools/gpu.sh ab runs them side
 by side with the shipped wheel). The outputs of an ablated kernel are wrong:
 these wheels are for timing only.
 

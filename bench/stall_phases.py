@@ -1,5 +1,5 @@
 """Stall samples of a kernel by phase, from the per-SASS-instruction CSV that
-`SOURCE=1 tools/profile_bwd.sh` writes (ncu --page source --print-source sass).
+`SOURCE=1 tools/gpu.sh profile` writes (ncu --page source --print-source sass).
 
 A phase starts at each landmark: a wgmma wait, a CTA barrier, the first
 instruction of a run of HGMMAs, reductions, or async copies. For each phase it

@@ -1,5 +1,5 @@
 """examples/context_parallel.py with two ranks: gloo on one GPU (staging
-through the host), and NCCL where two GPUs are present (tools/gpu_cp.sh);
+through the host), and NCCL where two GPUs are present (tools/gpu.sh cp);
 each rank's dq and dkv rows against one call over the whole sequence."""
 import sys
 from pathlib import Path
