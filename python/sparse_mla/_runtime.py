@@ -3,9 +3,10 @@
 The bundle holds, next to this file, ``lib/libsparse_mla_runtime.so`` and
 ``kernels/*.json`` manifests (with the PTX and cubin they name). The
 environment variables SPARSE_MLA_RUNTIME and SPARSE_MLA_KERNELS point
-elsewhere. Kernel arguments follow the manifest: a memref of rank r is passed
-as MLIR's descriptor (allocated and aligned pointer, offset, r sizes, r
-strides); scalars as their C type.
+elsewhere. Kernel arguments are passed by the names the manifest gives
+them (the kernel's own): a memref of rank r as MLIR's descriptor
+(allocated and aligned pointer, offset, r sizes, r strides); scalars as
+their C type.
 """
 import ctypes
 import functools
@@ -73,8 +74,18 @@ _SCALARS = {"f32": ctypes.c_float, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
 
 def pack_args(kernel: dict, args) -> list:
     """The ctypes values of the kernel parameters for ``args`` (tensors for
-    memrefs, Python numbers for scalars), in the order of the manifest."""
+    memrefs, Python numbers for scalars): a dict by the names the manifest
+    gives them (the kernel's own), or a sequence in the manifest's order."""
     specs = kernel["args"]
+    if isinstance(args, dict):
+        names = [spec.get("name") for spec in specs]
+        missing = [n for n in names if n not in args]
+        unknown = sorted(set(args) - set(names))
+        if missing or unknown:
+            raise KernelError(f"{kernel['name']}: " + "; ".join(
+                part for part in (f"missing arguments {missing}" if missing else "",
+                                  f"unknown arguments {unknown}" if unknown else "") if part))
+        args = [args[n] for n in names]
     if len(args) != len(specs):
         raise KernelError(f"{kernel['name']} takes {len(specs)} arguments, got {len(args)}")
     values = []

@@ -502,11 +502,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         lse_in = lse.view(tokens, h)
         if attn_sink is not None:
             _runtime.launch("sparse_mla_sink", [plan.chunks, -(-h // 128)],
-                            [lse_in, delta.view(tokens, h), attn_sink, scratch["lse"],
-                             scratch["partial"], SINK_CHUNK, 1.0 if lse_base2 else LOG2E],
+                            dict(lse=lse_in, delta=delta.view(tokens, h), sink=attn_sink,
+                                 lse_out=scratch["lse"], partial=scratch["partial"],
+                                 chunk=SINK_CHUNK, to_base2=1.0 if lse_base2 else LOG2E),
                             device, stream)
             _runtime.launch("sparse_mla_sink_sum", [-(-h // 128)],
-                            [scratch["partial"], d_sink], device, stream)
+                            dict(partial=scratch["partial"], d_sink=d_sink), device, stream)
             lse_in = scratch["lse"]
     elif d_sink is not None:
         d_sink.zero_()
@@ -531,20 +532,26 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 bits = scratch["bits"][:n * g]
                 counts = scratch["counts"][:n]
                 _runtime.launch(select_union(skv, t * topk), [n, g],
-                                [idx, lengths, keys, bits, counts.view(-1), s, skv, t, first,
-                                 int(bool(is_causal)), q_offset], device, stream)
+                                dict(indices=idx, lengths=lengths, keys=keys, bits=bits,
+                                     counts=counts.view(-1), seq_len=s, kv_len=skv,
+                                     tile_tokens=t, first_tile=first,
+                                     causal=int(bool(is_causal)), q_offset=q_offset),
+                                device, stream)
             if plan.ranges:
                 clock = scratch["clock"]
                 clock.zero_()
             computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
             _runtime.launch(
                 plan.name, [n, g * plan.blocks],
-                [q_rows, kv_rows, do_rows,
-                 keys, bits, counts, lse_in.view(tokens, h), delta.view(tokens, h),
-                 rows_view(dq), f32_ws.view(-1, dqk), fixed_ws.view(-1, dqk),
-                 computed[-1], clock, s, skv, g, h // g, t, first, int(bool(is_causal)),
-                 q_offset, sm_scale * LOG2E, 1.0 if lse_base2 else LOG2E, sm_scale,
-                 float(2 ** FIXED_POINT_BITS), range_shift, round_size, KEY_RANGE_WINDOW],
+                dict(q=q_rows, kv=kv_rows, do=do_rows, keys=keys, bits=bits, counts=counts,
+                     lse=lse_in.view(tokens, h), delta=delta.view(tokens, h), dq=rows_view(dq),
+                     dkv=f32_ws.view(-1, dqk), dkv_fixed=fixed_ws.view(-1, dqk),
+                     computed=computed[-1], clock=clock, seq_len=s, kv_len=skv, groups=g,
+                     heads_per_group=h // g, tile_tokens=t, first_tile=first,
+                     causal=int(bool(is_causal)), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
+                     lse_scale=1.0 if lse_base2 else LOG2E, sm_scale=sm_scale,
+                     dkv_scale=float(2 ** FIXED_POINT_BITS), range_shift=range_shift,
+                     round_ctas=round_size, window=KEY_RANGE_WINDOW),
                 device, stream)
     elif tokens:
         dq.zero_()

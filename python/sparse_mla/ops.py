@@ -88,7 +88,7 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
     if rows == 0 or d == 0:
         return out.zero_()
     _runtime.launch("sparse_mla_preprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
-                    [rows_view(o), rows_view(do), out.view(rows)],
+                    dict(o=rows_view(o), do=rows_view(do), delta=out.view(rows)),
                     o.device.index, _stream(o.device))
     return out
 
@@ -135,8 +135,10 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     none_f32 = ws.new_empty((0, c), dtype=torch.float32)
     none_i64 = ws.new_empty((0, c), dtype=torch.int64)
     _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
-                    [none_f32 if fixed else ws.view(rows, c), ws.view(rows, c) if fixed else none_i64,
-                     none_bf16 if f32 else rows_view(out), rows_view(out) if f32 else none_f32,
-                     int(bool(accumulate)), float(fixed_point_unit or 0.0)],
+                    dict(ws=none_f32 if fixed else ws.view(rows, c),
+                         fixed=ws.view(rows, c) if fixed else none_i64,
+                         dkv=none_bf16 if f32 else rows_view(out),
+                         dkv_f32=rows_view(out) if f32 else none_f32,
+                         accumulate=int(bool(accumulate)), unit=float(fixed_point_unit or 0.0)),
                     ws.device.index, _stream(ws.device))
     return out

@@ -1,12 +1,13 @@
 // RUN: sparse-mla-opt %s --tile-record-manifest | FileCheck %s
 // What the runtime needs to launch each kernel, on the module: name,
 // threads, shared memory, cluster, the variant's shape parameters and the
-// argument ABI (memrefs as descriptors: rank, element type, static shape;
-// scalars by type). A strided view is a memref like any other.
+// argument ABI: each argument by the name the kernel gives it (the runtime
+// passes them by name), memrefs as descriptors (rank, element type, static
+// shape), scalars by type. A strided view is a memref like any other.
 // CHECK-LABEL: module attributes {sparse_mla.kernels = [
-// CHECK-SAME: {args = [{dtype = "bf16", kind = "memref", rank = 2 : i64, shape = array<i64: -9223372036854775808, 64>},
-// CHECK-SAME:          {dtype = "f32", kind = "memref", rank = 1 : i64, shape = array<i64: -9223372036854775808>},
-// CHECK-SAME:          {dtype = "i32", kind = "scalar"}, {dtype = "f32", kind = "scalar"}],
+// CHECK-SAME: {args = [{dtype = "bf16", kind = "memref", name = "q", rank = 2 : i64, shape = array<i64: -9223372036854775808, 64>},
+// CHECK-SAME:          {dtype = "f32", kind = "memref", name = "out", rank = 1 : i64, shape = array<i64: -9223372036854775808>},
+// CHECK-SAME:          {dtype = "i32", kind = "scalar", name = "n"}, {dtype = "f32", kind = "scalar", name = "s"}],
 // CHECK-SAME:  cluster = 1 : i64, name = "first_k16", params = {k = 16 : i64}, shared_bytes = 4096 : i64, threads = 256 : i64},
 // CHECK-SAME: {args = [], cluster = 2 : i64, name = "second", params = {}, shared_bytes = 0 : i64, threads = 128 : i64}]}
 tile.kernel @first_k16(%q: memref<?x64xbf16, strided<[?, 1]>>, %out: memref<?xf32>, %n: i32, %s: f32)

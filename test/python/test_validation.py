@@ -24,6 +24,11 @@ def test_manifests_describe_the_compiled_kernels():
     assert [a["dtype"] for a in post["args"]] == ["f32", "i64", "bf16", "f32", "i32", "f32"]
     sink = kernels["sparse_mla_sink"]
     assert [a["dtype"] for a in sink["args"]] == ["f32"] * 5 + ["index", "f32"]
+    # The names are the kernels' own, which the runtime passes by.
+    assert [a["name"] for a in post["args"]] == ["ws", "fixed", "dkv", "dkv_f32", "accumulate",
+                                                "unit"]
+    bwd = next(k for n, k in kernels.items() if n.startswith("sparse_mla_bwd_"))
+    assert [a["name"] for a in bwd["args"]][:3] == ["q", "kv", "do"]
 
 
 def post_args(ws, out):
@@ -40,6 +45,20 @@ def test_memrefs_are_passed_as_descriptors():
     assert values[0].value == values[1].value == ws.data_ptr()
     assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
     assert values[14].value == out.data_ptr()
+
+
+def test_arguments_are_passed_by_name():
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    ws = torch.zeros(5, 24)
+    out = torch.zeros(5, 24, dtype=torch.bfloat16)
+    names = [a["name"] for a in kernel["args"]]
+    by_name = dict(zip(reversed(names), reversed(post_args(ws, out))))
+    assert ([v.value for v in _runtime.pack_args(kernel, by_name)]
+            == [v.value for v in _runtime.pack_args(kernel, post_args(ws, out))])
+    with pytest.raises(sparse_mla.KernelError, match=r"missing arguments \['unit'\]"):
+        _runtime.pack_args(kernel, {k: v for k, v in by_name.items() if k != "unit"})
+    with pytest.raises(sparse_mla.KernelError, match=r"unknown arguments \['scale'\]"):
+        _runtime.pack_args(kernel, dict(by_name, scale=1.0))
 
 
 def test_wrong_rank_for_the_abi_is_rejected():

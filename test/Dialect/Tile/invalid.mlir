@@ -1061,3 +1061,15 @@ func.func @counter_in_a_view(%c: memref<?x?xi32, strided<[?, 1]>>, %i: index, %o
   %r = tile.counter_wait %c[%i, %i], %one, %one : memref<?x?xi32, strided<[?, 1]>>
   return
 }
+
+// -----
+
+// expected-error @+1 {{names two arguments 'n': the runtime passes them by name}}
+tile.kernel @same_names(%a: i32, %b: i32) warpgroups(1) attributes {arg_names = ["n", "n"]} {
+}
+
+// -----
+
+// expected-error @+1 {{has 1 argument names for 2 arguments}}
+tile.kernel @too_few_names(%a: i32, %b: i32) warpgroups(1) attributes {arg_names = ["a"]} {
+}

@@ -3,7 +3,9 @@
 // Every op of the tile dialect prints and parses back.
 
 // CHECK-LABEL: tile.kernel @all_ops
+// CHECK-SAME: (%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memref<?x?xi32>,
 // CHECK-SAME: warpgroups(2)
+// CHECK-NOT: arg_names
 tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memref<?x?xi32>,
                      %n: index, %s: f32, %fixed: memref<?x576xi64>) warpgroups(2) {
   %c0 = arith.constant 0 : index

@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -60,6 +61,13 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
+  // The names written for the arguments (without the `%`) are the ABI's.
+  if (!result.attributes.get(getArgNamesAttrName(result.name))) {
+    SmallVector<StringRef> names;
+    for (auto &arg : args)
+      names.push_back(arg.ssaName.name.drop_front());
+    result.addAttribute(getArgNamesAttrName(result.name), b.getStrArrayAttr(names));
+  }
   call_interface_impl::addArgAndResultAttrs(
       b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
       getResAttrsAttrName(result.name));
@@ -83,10 +91,19 @@ void KernelOp::print(OpAsmPrinter &p) {
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
-       getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName()});
+       getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName(),
+       getArgNamesAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
+}
+
+void KernelOp::getAsmBlockArgumentNames(Region &region, OpAsmSetValueNameFn setNameFn) {
+  ArrayAttr names = getArgNamesAttr();
+  if (!names || &region != &getBody())
+    return;
+  for (auto [arg, name] : llvm::zip(getBody().getArguments(), names))
+    setNameFn(arg, cast<StringAttr>(name).getValue());
 }
 
 bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
@@ -102,6 +119,16 @@ bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
 LogicalResult KernelOp::verify() {
   if (!getResultTypes().empty())
     return emitOpError("kernels return no values");
+  if (ArrayAttr names = getArgNamesAttr()) {
+    if (names.size() != getArgumentTypes().size())
+      return emitOpError("has ") << names.size() << " argument names for "
+                                 << getArgumentTypes().size() << " arguments";
+    llvm::StringSet<> seen;
+    for (Attribute name : names)
+      if (!seen.insert(cast<StringAttr>(name).getValue()).second)
+        return emitOpError("names two arguments '") << cast<StringAttr>(name).getValue()
+                                                    << "': the runtime passes them by name";
+  }
   for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
       if (!isGlobalTensor(memref))

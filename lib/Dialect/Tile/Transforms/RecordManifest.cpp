@@ -26,13 +26,16 @@ static std::string typeName(Type t) {
   return s;
 }
 
-/// What the runtime needs to launch `kernel`: its argument ABI in the
-/// standard memref-descriptor convention, threads and shared memory.
+/// What the runtime needs to launch `kernel`: its arguments' names and ABI
+/// in the standard memref-descriptor convention, threads and shared memory.
 static DictionaryAttr kernelManifest(KernelOp kernel) {
   Builder b(kernel.getContext());
   SmallVector<Attribute> args;
-  for (Type t : kernel.getArgumentTypes()) {
+  ArrayAttr names = kernel.getArgNamesAttr();
+  for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
     SmallVector<NamedAttribute> entry;
+    if (names)
+      entry.push_back(b.getNamedAttr("name", names[i]));
     if (auto m = dyn_cast<MemRefType>(t)) {
       entry.push_back(b.getNamedAttr("kind", b.getStringAttr("memref")));
       entry.push_back(b.getNamedAttr("rank", b.getI64IntegerAttr(m.getRank())));

@@ -27,6 +27,7 @@ def Tile_MemRefOrSmemTile : AnyTypeOf<[AnyMemRef, Tile_SmemTile]>;
 
 def Tile_KernelOp : Tile_Op<"kernel", [
     FunctionOpInterface, IsolatedFromAbove, Symbol,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>,
     SingleBlockImplicitTerminator<"ReturnOp">]> {
   let summary = "A GPU kernel written with warpgroup tiles";
   let description = [{
@@ -36,7 +37,9 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     its descriptor (`memref<?x?xbf16, strided<[?, 1]>>`: a view of some
     columns of a wider matrix, as q sliced from a fused projection); only
     the aligned pointer, sizes and strides of the descriptor are read. Every warpgroup runs the body; shared tiles
-    are common to the CTA.
+    are common to the CTA. The arguments' names as written (`arg_names`,
+    kept by the parser and used by the printer) are part of the ABI: the
+    manifest records them and the runtime passes arguments by name.
 
     ```mlir
     tile.kernel @postprocess(%ws: memref<?x?xf32>, %out: memref<?x?xbf16>)
@@ -72,7 +75,8 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictArrayAttr>:$variants,
                        OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
-                       OptionalAttr<DictArrayAttr>:$res_attrs);
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       OptionalAttr<StrArrayAttr>:$arg_names);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
