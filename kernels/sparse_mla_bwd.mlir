@@ -33,6 +33,9 @@
 // They meet on four mbarriers, once per computed block: K full (warpgroup
 // 0's own copies landed), K free (warpgroup 1 has read K), P/dS full and
 // P/dS free (warpgroup 1's dKV products have read them).
+// At long context the slots are in key order (the union, also per token)
+// and warpgroup 1 keeps the CTAs that run together on one range of keys
+// (tile.key_clock), so that the dKV rows they add into stay in L2.
 //
 // The kernel is generic over shape parameters: {hw} columns per
 // warpgroup in the prologue, {hp} = 2 * hw per CTA, {d} = D, {dqk} = D +
@@ -266,19 +269,6 @@ tile.kernel @sparse_mla_bwd(
   %k_free = arith.constant 1 : index
   %pds_full = arith.constant 2 : index
   %pds_free = arith.constant 3 : index
-  // Key ranges (long context, bench/NOTES.md "Key ranges"). The slots are the
-  // union's keys in increasing order; the CTAs that run together, a round
-  // of round_ctas in launch order (x fastest), keep to the same range of
-  // 2^range_shift keys on a clock, clock[round, r] = its CTAs that have
-  // passed range r, so that the dKV rows they add into stay in L2. A CTA
-  // enters range r once all have passed r - window - 1. The clock is
-  // advisory: no result depends on it, and its waits are bounded. Its
-  // values are formed where they are used, to keep them out of the loop's
-  // registers; the range of the block before is read back, not carried.
-  %ranges = memref.dim %clock, %c1 : memref<?x?xi32>
-  %clocked = arith.cmpi ugt, %ranges, %c0 : index
-  %true = arith.constant true
-
   %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
   %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
   %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
@@ -428,78 +418,12 @@ tile.kernel @sparse_mla_bwd(
   }, {
     // Warpgroup 1: the other rows of dQ^T, then dKV.
     %dq_init = tile.splat %zero : !dq_acc1
-    // A CTA without slots passes every range at once.
-    %no_slots = arith.cmpi eq, %n, %c0 : index
-    %pass_all = arith.andi %clocked, %no_slots : i1
-    scf.if %pass_all {
-      %grid_x = tile.grid_dim x
-      %linear_row = arith.muli %by, %grid_x : index
-      %linear = arith.addi %linear_row, %local : index
-      %round = arith.divui %linear, %round_ctas : index
-      scf.for %r = %c0 to %ranges step %c1 {
-        tile.counter_add %clock[%round, %r], %one_i32 : memref<?x?xi32>
-      }
-    }
     %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
         iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc1, i32) {
-      // The block passes the ranges from the first key of the block before
-      // to its own, the last block all the others (repeats after the union,
-      // out of key order, may pass a range twice); then the CTA waits for
-      // its round.
-      scf.if %clocked {
-        %last_range = arith.subi %ranges, %c1 : index
-        %first_key = memref.load %keys[%krow, %j] : memref<?x?xi32>
-        %at_start = arith.cmpi eq, %j, %c0 : index
-        %j_after = arith.maxui %j, %c64 : index
-        %j_before = arith.subi %j_after, %c64 : index
-        %key_before = memref.load %keys[%krow, %j_before] : memref<?x?xi32>
-        %pos = arith.maxsi %first_key, %zero_i32 : i32
-        %pos_before = arith.maxsi %key_before, %zero_i32 : i32
-        %r_key = arith.shrui %pos, %range_shift : i32
-        %r_key_before = arith.shrui %pos_before, %range_shift : i32
-        %r_at = arith.index_cast %r_key : i32 to index
-        %r_at_before = arith.index_cast %r_key_before : i32 to index
-        %to = arith.minui %r_at, %last_range : index
-        %before_range = arith.minui %r_at_before, %last_range : index
-        %from = arith.select %at_start, %c0, %before_range : index
-        %j_next = arith.addi %j, %c64 : index
-        %last_block = arith.cmpi uge, %j_next, %n : index
-        %upto = arith.select %last_block, %ranges, %to : index
-        %moved = arith.cmpi ugt, %upto, %from : index
-        scf.if %moved {
-          %grid_x = tile.grid_dim x
-          %grid_y = tile.grid_dim y
-          %linear_row = arith.muli %by, %grid_x : index
-          %linear = arith.addi %linear_row, %local : index
-          %round = arith.divui %linear, %round_ctas : index
-          %round_first = arith.muli %round, %round_ctas : index
-          %ctas = arith.muli %grid_x, %grid_y : index
-          %round_left = arith.subi %ctas, %round_first : index
-          %round_ctas_here = arith.minui %round_ctas, %round_left : index
-          %round_size = arith.index_cast %round_ctas_here : index to i32
-          scf.for %r = %from to %upto step %c1 {
-            tile.counter_add %clock[%round, %r], %one_i32 : memref<?x?xi32>
-          }
-          %window_idx = arith.index_cast %window : i32 to index
-          %ahead = arith.cmpi ugt, %to, %window_idx : index
-          scf.if %ahead {
-            %behind = arith.subi %to, %window_idx : index
-            %passed = arith.subi %behind, %c1 : index
-            %polls = arith.constant 256 : i32    // a few hundred microseconds
-            %reached = tile.counter_wait %clock[%round, %passed], %round_size, %polls
-                : memref<?x?xi32>
-            // A round that does not keep time (a CTA of it not resident,
-            // as when another kernel holds SMs) stops its clock: its
-            // counters jump past every later wait.
-            %late = arith.xori %reached, %true : i1
-            scf.if %late {
-              scf.for %r = %passed to %ranges step %c1 {
-                tile.counter_add %clock[%round, %r], %round_size : memref<?x?xi32>
-              }
-            }
-          }
-        }
-      }
+      // Long contexts: the CTAs that run together stay on one range of
+      // keys (their dKV rows stay in L2), on an advisory clock.
+      tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
+          : memref<?x?xi32>, memref<?x?xi32>
       %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
           : memref<?x?xi32>, i32 -> !slots
       %rows = tile.map %keys_j : !slots -> !slots {   // as warpgroup 0

@@ -33,6 +33,7 @@ MODES = {
     "specialize": ["--tile-specialize"],
     "split-d": ["--pass-pipeline=builtin.module(tile.kernel(tile-split-d))"],
     "stage-scatters": ["--pass-pipeline=builtin.module(tile.kernel(tile-stage-scatters))"],
+    "expand-key-clocks": ["--pass-pipeline=builtin.module(tile.kernel(tile-expand-key-clocks))"],
     "pipeline-loops": ["--pass-pipeline=builtin.module(tile.kernel(tile-pipeline-loops))"],
     "assign-layouts": ["--pass-pipeline=builtin.module(tile.kernel(tile-assign-layouts))"],
     "allocate-shared": ["--pass-pipeline=builtin.module(tile.kernel(tile-allocate-shared))"],
@@ -42,7 +43,8 @@ MODES = {
     "record-manifest": ["--tile-record-manifest"],
     "convert": ["--convert-tile-to-nvvm"],
     "prepared-convert": ["--pass-pipeline=builtin.module(tile-specialize,tile.kernel("
-                         "tile-split-d,tile-stage-scatters,tile-pipeline-loops,"
+                         "tile-split-d,tile-stage-scatters,tile-expand-key-clocks,"
+                         "tile-pipeline-loops,"
                          "tile-assign-layouts,tile-allocate-shared,tile-materialize-waits,"
                          "tile-group-gemms,tile-assign-barrier-ids),tile-record-manifest,"
                          "convert-tile-to-nvvm)"],

@@ -32,6 +32,7 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   // tile-stage-scatters (TMA bulk reductions through shared memory) is left
   // out: in the warp-specialized backward it made the dKV warpgroup 2x
   // slower than red.v4 from registers (bench/NOTES.md).
+  pm.addNestedPass<tile::KernelOp>(tile::createTileExpandKeyClocksPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());

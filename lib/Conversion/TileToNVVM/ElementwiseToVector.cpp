@@ -358,7 +358,8 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
 
 void sparse_mla::tile::populateElementwiseToVectorPatterns(
     TileTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<BlockIdLowering, GridDimLowering, ClusterRankLowering, WarpgroupIdLowering, SplatLowering, MapLowering,
-               BroadcastLowering, ReduceLowering, IotaLowering, ScanLowering>(
+  patterns.add<BlockIdLowering, GridDimLowering, ClusterRankLowering, WarpgroupIdLowering,
+               SplatLowering, MapLowering, BroadcastLowering, ReduceLowering, IotaLowering,
+               ScanLowering>(
       converter, patterns.getContext());
 }

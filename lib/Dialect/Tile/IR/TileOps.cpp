@@ -4,9 +4,11 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -725,6 +727,18 @@ LogicalResult CounterAddOp::verify() {
 
 LogicalResult CounterWaitOp::verify() {
   return verifyCounter(*this, getCounter().getType());
+}
+
+LogicalResult KeyClockOp::verify() {
+  if (failed(verifyCounter(*this, getClock().getType())))
+    return failure();
+  auto keys = getKeys().getType();
+  if (keys.getRank() != 2 || !keys.getElementType().isInteger(32))
+    return emitOpError("reads its keys from a 2-D memref of i32, got ") << keys;
+  auto loop = dyn_cast<scf::ForOp>((*this)->getParentOp());
+  if (!loop || !matchPattern(loop.getLowerBound(), m_Zero()))
+    return emitOpError("must be in the body of an scf.for from 0 over the blocks of keys");
+  return success();
 }
 
 LogicalResult AnyOp::verify() {

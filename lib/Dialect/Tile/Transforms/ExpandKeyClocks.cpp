@@ -1,0 +1,151 @@
+//===- ExpandKeyClocks.cpp - The key ranges' clock, written out -----------===//
+//
+// tile.key_clock states the key-range work order of long contexts; this pass
+// writes it out where it stands in its block loop (and a prologue before the
+// loop for a CTA that runs no block): the ranges a block passes, counted on
+// the clock with tile.counter_add, and a bounded tile.counter_wait for the
+// round. Every value is formed inside the branches that use it, off the
+// loop's registers, and the range of the block before is read back from the
+// keys rather than carried.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILEEXPANDKEYCLOCKSPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+/// Reads of a counter before a wait gives up: a few hundred microseconds,
+/// some ten blocks of a range's work.
+constexpr int64_t kClockPolls = 256;
+
+/// Builds the expansion of one tile.key_clock.
+struct KeyClock {
+  KeyClockOp op;
+  scf::ForOp loop;
+  Location loc;
+
+  Value index(OpBuilder &b, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+
+  /// This CTA's round: round_ctas CTAs in launch order, x fastest.
+  Value round(OpBuilder &b, Value gridX) {
+    Value y = BlockIdOp::create(b, loc, b.getIndexType(), Dim::y);
+    Value row = arith::MulIOp::create(b, loc, y, gridX);
+    Value x = BlockIdOp::create(b, loc, b.getIndexType(), Dim::x);
+    Value linear = arith::AddIOp::create(b, loc, row, x);
+    return arith::DivUIOp::create(b, loc, linear, op.getRoundCtas());
+  }
+
+  /// Adds `amount` to clock[round, r] for r in [from, to).
+  void pass(OpBuilder &b, Value round, Value from, Value to, Value amount) {
+    auto each = scf::ForOp::create(b, loc, from, to, index(b, 1));
+    OpBuilder body = OpBuilder::atBlockBegin(each.getBody());
+    CounterAddOp::create(body, loc, op.getClock(), round, each.getInductionVar(), amount);
+  }
+
+  Value key(OpBuilder &b, Value slot) {
+    return memref::LoadOp::create(b, loc, op.getKeys(), ValueRange{op.getRow(), slot});
+  }
+
+  /// The ranges of `keys`, at most `last`.
+  SmallVector<Value, 2> rangesOf(OpBuilder &b, SmallVector<Value, 2> keys, Value last) {
+    for (Value &x : keys)
+      x = arith::MaxSIOp::create(b, loc, x, i32(b, 0));
+    for (Value &x : keys)
+      x = arith::ShRUIOp::create(b, loc, x, op.getShift());
+    for (Value &x : keys)
+      x = arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+    for (Value &x : keys)
+      x = arith::MinUIOp::create(b, loc, x, last);
+    return keys;
+  }
+
+  void expand() {
+    OpBuilder b(loop);
+    Value clock = op.getClock();
+    Value ranges = memref::DimOp::create(b, loc, clock, 1);
+    Value clocked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, ranges, index(b, 0));
+    Value n = loop.getUpperBound(), step = loop.getStep(), j = loop.getInductionVar();
+    // A CTA without blocks passes every range at once.
+    Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, n, index(b, 0));
+    auto passAll = scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, clocked, none),
+                                     /*withElseRegion=*/false);
+    {
+      OpBuilder t = passAll.getThenBodyBuilder();
+      Value gridX = GridDimOp::create(t, loc, t.getIndexType(), Dim::x);
+      pass(t, round(t, gridX), index(t, 0), ranges, i32(t, 1));
+    }
+
+    b.setInsertionPoint(op);
+    auto ifClocked = scf::IfOp::create(b, loc, clocked, /*withElseRegion=*/false);
+    OpBuilder t = ifClocked.getThenBodyBuilder();
+    Value last = arith::SubIOp::create(t, loc, ranges, index(t, 1));
+    Value first = key(t, j);
+    Value atStart = arith::CmpIOp::create(t, loc, arith::CmpIPredicate::eq, j, index(t, 0));
+    Value before = arith::SubIOp::create(t, loc, arith::MaxUIOp::create(t, loc, j, step), step);
+    SmallVector<Value, 2> r2 = rangesOf(t, {first, key(t, before)}, last);
+    Value to = r2[0];
+    Value from = arith::SelectOp::create(t, loc, atStart, index(t, 0), r2[1]);
+    // The last block passes every range after its own.
+    Value next = arith::AddIOp::create(t, loc, j, step);
+    Value lastBlock = arith::CmpIOp::create(t, loc, arith::CmpIPredicate::uge, next, n);
+    Value upto = arith::SelectOp::create(t, loc, lastBlock, ranges, to);
+    Value moved = arith::CmpIOp::create(t, loc, arith::CmpIPredicate::ugt, upto, from);
+    auto ifMoved = scf::IfOp::create(t, loc, moved, /*withElseRegion=*/false);
+    OpBuilder m = ifMoved.getThenBodyBuilder();
+    Value gridX = GridDimOp::create(m, loc, m.getIndexType(), Dim::x);
+    Value gridY = GridDimOp::create(m, loc, m.getIndexType(), Dim::y);
+    Value r = round(m, gridX);
+    // The round's CTAs: round_ctas, or what is left for the last round.
+    Value firstCta = arith::MulIOp::create(m, loc, r, op.getRoundCtas());
+    Value ctas = arith::MulIOp::create(m, loc, gridX, gridY);
+    Value left = arith::SubIOp::create(m, loc, ctas, firstCta);
+    Value size = arith::IndexCastOp::create(
+        m, loc, m.getI32Type(), arith::MinUIOp::create(m, loc, op.getRoundCtas(), left));
+    pass(m, r, from, upto, i32(m, 1));
+    Value window = arith::IndexCastOp::create(m, loc, m.getIndexType(), op.getWindow());
+    Value ahead = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::ugt, to, window);
+    auto ifAhead = scf::IfOp::create(m, loc, ahead, /*withElseRegion=*/false);
+    OpBuilder a = ifAhead.getThenBodyBuilder();
+    Value passed =
+        arith::SubIOp::create(a, loc, arith::SubIOp::create(a, loc, to, window), index(a, 1));
+    Value reached = CounterWaitOp::create(a, loc, a.getI1Type(), clock, r, passed, size,
+                                           i32(a, kClockPolls));
+    // A round that does not keep time (a CTA of it not resident, as when
+    // another kernel holds SMs) stops its clock: its counters jump past
+    // every later wait.
+    Value late = arith::XOrIOp::create(
+        a, loc, reached, arith::ConstantIntOp::create(a, loc, a.getI1Type(), 1));
+    auto ifLate = scf::IfOp::create(a, loc, late, /*withElseRegion=*/false);
+    OpBuilder l = ifLate.getThenBodyBuilder();
+    pass(l, r, passed, ranges, size);
+    op.erase();
+  }
+};
+
+struct TileExpandKeyClocksPass
+    : public sparse_mla::tile::impl::TileExpandKeyClocksPassBase<TileExpandKeyClocksPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<KeyClockOp> clocks;
+    getOperation().walk([&](KeyClockOp op) { clocks.push_back(op); });
+    for (KeyClockOp op : clocks)
+      KeyClock{op, cast<scf::ForOp>(op->getParentOp()), op.getLoc()}.expand();
+  }
+};
+
+} // namespace
