@@ -40,11 +40,12 @@ _ALIGN = 256
 # fp32 dKV rows (4 bytes a column) and kv rows (2) are meant to fit the L2
 # together. By default they are on where all keys' rows outgrow the L2
 # (per token), or outgrow it _TILE_L2_TIMES over (token tiles: their unions
-# are in key order already, and on an H100 the ranges cost 5% at S = Skv =
-# 32K, broke even at Skv = 64K and saved a third at 128K).
+# are in key order already; on an H100 the ranges changed nothing at S =
+# Skv = 32K, cost 0-4% with 4096 tail queries at Skv = 64K and saved a third
+# at 128K).
 KEY_RANGE_WINDOW = 1
 _KEY_BYTES_PER_COLUMN = 4 + 2
-_TILE_L2_TIMES = 4
+_TILE_L2_TIMES = 8
 
 
 def variants():

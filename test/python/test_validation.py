@@ -267,13 +267,13 @@ def test_key_ranges_follow_the_l2_of_the_target():
     l2 = _runtime.target()["l2_bytes"]
     # Per token: off while the fp32 dKV and kv rows of the keys fit the L2;
     # then the largest power of two of keys whose rows, twice over (the
-    # window of 1), fit it. Token tiles: off up to four times the L2.
+    # window of 1), fit it. Token tiles: off up to eight times the L2.
     fits = l2 // (576 * 6)
     assert sparse_mla.bwd.key_range_keys(fits, 576) == 0
     keys = sparse_mla.bwd.key_range_keys(fits + 1, 576)
     assert keys & (keys - 1) == 0 and 2 * keys * 576 * 6 <= l2 < 4 * keys * 576 * 6
-    assert sparse_mla.bwd.key_range_keys(4 * fits, 576, token_tiles=True) == 0
-    assert sparse_mla.bwd.key_range_keys(4 * fits + 4, 576, token_tiles=True) == keys
+    assert sparse_mla.bwd.key_range_keys(8 * fits, 576, token_tiles=True) == 0
+    assert sparse_mla.bwd.key_range_keys(8 * fits + 8, 576, token_tiles=True) == keys
     assert sparse_mla.bwd.key_range_keys(1024, 576, True) == keys
     assert sparse_mla.bwd.key_range_keys(1 << 20, 576, False) == 0
     assert sparse_mla.bwd.key_range_keys(1024, 576, 256) == 256
