@@ -780,10 +780,10 @@ def Tile_CounterWaitOp : Tile_Op<"counter_wait", [MemoryEffects<[MemRead]>]> {
   let description = [{
     Reads element `[row, col]` of the i32 matrix `counter` (bypassing L1),
     pausing between reads, until it is at least `target` or `polls` reads
-    have been made; returns whether the target was reached. Each warp
-    decides together (the result is the same in its threads), and no
-    barrier is involved, so warps of a warpgroup may leave at different
-    reads. Being bounded, it cannot hang whatever the other CTAs do (one
+    have been made; returns whether the target was reached. The 32 threads
+    of each warp run it together and decide together (a vote: the result is
+    the same in a warp's threads); no barrier is involved, so the warps of a
+    warpgroup may leave at different reads. Being bounded, it cannot hang whatever the other CTAs do (one
     that never runs, a counter that never moves): what waits on it must be
     an optimization, never a condition of a correct result.
 
