@@ -72,27 +72,24 @@ _SCALARS = {"f32": ctypes.c_float, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
             "index": ctypes.c_int64, "i1": ctypes.c_bool}
 
 
-def pack_args(kernel: dict, args) -> list:
-    """The ctypes values of the kernel parameters for ``args`` (tensors for
-    memrefs, Python numbers for scalars): a dict by the names the manifest
-    gives them (the kernel's own), or a sequence in the manifest's order."""
+def pack_args(kernel: dict, args: dict) -> list:
+    """The ctypes values of the kernel parameters for ``args``, a dict by the
+    names the manifest gives them (the kernel's own): tensors for memrefs,
+    Python numbers for scalars."""
     specs = kernel["args"]
-    if isinstance(args, dict):
-        names = [spec.get("name") for spec in specs]
-        missing = [n for n in names if n not in args]
-        unknown = sorted(set(args) - set(names))
-        if missing or unknown:
-            raise KernelError(f"{kernel['name']}: " + "; ".join(
-                part for part in (f"missing arguments {missing}" if missing else "",
-                                  f"unknown arguments {unknown}" if unknown else "") if part))
-        args = [args[n] for n in names]
-    if len(args) != len(specs):
-        raise KernelError(f"{kernel['name']} takes {len(specs)} arguments, got {len(args)}")
+    names = [spec["name"] for spec in specs]
+    missing = [n for n in names if n not in args]
+    unknown = sorted(set(args) - set(names))
+    if missing or unknown:
+        raise KernelError(f"{kernel['name']}: " + "; ".join(
+            part for part in (f"missing arguments {missing}" if missing else "",
+                              f"unknown arguments {unknown}" if unknown else "") if part))
     values = []
-    for i, (spec, arg) in enumerate(zip(specs, args)):
+    for name, spec in zip(names, specs):
+        arg = args[name]
         if spec["kind"] == "memref":
             if arg.dim() != spec["rank"]:
-                raise KernelError(f"{kernel['name']} argument {i} must have rank "
+                raise KernelError(f"{kernel['name']} argument {name} must have rank "
                                   f"{spec['rank']}, got {arg.dim()}")
             ptr = ctypes.c_void_p(arg.data_ptr())
             values += [ptr, ctypes.c_void_p(arg.data_ptr()), ctypes.c_int64(0)]

@@ -17,7 +17,8 @@ def test_conversions_keep_every_element_in_place(rows, probes):
     src = torch.randn(rows, 64, device="cuda", generator=g)
     mma_out = torch.full_like(src, float("nan"))
     back_out = torch.full_like(src, float("nan"))
-    _runtime.launch("convert_layout_probe", [1], [src, mma_out, back_out], 0,
+    _runtime.launch("convert_layout_probe", [1],
+                    dict(src=src, mma_out=mma_out, back_out=back_out), 0,
                     torch.cuda.current_stream().cuda_stream, directory=probes)
     torch.cuda.synchronize()
     assert torch.equal(mma_out, src + 1)

@@ -23,7 +23,7 @@ def test_gemm_matches_float64(kind, h, probes):
            "dkv": p.double() @ q.double()[:, 64:128],
            "rega": p.double() @ q.double()[:, 64:128]}[kind]
     out = torch.full(ref.shape, float("nan"), device="cuda")
-    _runtime.launch(f"probe_{kind}_h{h}", [1], [k, q, p, out], 0,
+    _runtime.launch(f"probe_{kind}_h{h}", [1], dict(k=k, q=q, p=p, c=out), 0,
                     torch.cuda.current_stream().cuda_stream, directory=probes)
     torch.cuda.synchronize()
     assert torch.isfinite(out).all()

@@ -23,8 +23,10 @@ def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
     name = sparse_mla.bwd.select_union(kv_len, width)
     lengths = (indices.new_empty(tokens, 0) if topk_length is None
                else topk_length.view(tokens, -1))
-    _runtime.launch(name, [tiles, g], [indices, lengths, keys, bits, counts, seq_len, kv_len,
-                                      tile_tokens, first, int(is_causal), q_offset],
+    _runtime.launch(name, [tiles, g],
+                    dict(indices=indices, lengths=lengths, keys=keys, bits=bits, counts=counts,
+                         seq_len=seq_len, kv_len=kv_len, tile_tokens=tile_tokens,
+                         first_tile=first, causal=int(is_causal), q_offset=q_offset),
                     0, torch.cuda.current_stream().cuda_stream)
     torch.cuda.synchronize()
     return keys.cpu(), bits.cpu(), counts.cpu()

@@ -17,7 +17,7 @@ def test_producer_and_consumer_hand_over_every_block(n, probes):
     src = torch.randn(777, 64, device="cuda", generator=g).to(torch.bfloat16)
     idx = torch.randint(-1, 777, (n,), device="cuda", generator=g, dtype=torch.int32)
     out = torch.full((n, 64), float("nan"), device="cuda")
-    _runtime.launch("warp_specialize_probe", [1], [src, idx, out, n], 0,
+    _runtime.launch("warp_specialize_probe", [1], dict(src=src, idx=idx, out=out, n=n), 0,
                     torch.cuda.current_stream().cuda_stream,
                     directory=probes)
     torch.cuda.synchronize()

@@ -33,7 +33,8 @@ def test_manifests_describe_the_compiled_kernels():
 
 def post_args(ws, out):
     """The postprocess's arguments: f32 workspace into bf16, not accumulating."""
-    return [ws, ws.new_empty((0, ws.shape[1]), dtype=torch.int64), out, ws[:0], 0, 0.0]
+    return dict(ws=ws, fixed=ws.new_empty((0, ws.shape[1]), dtype=torch.int64), dkv=out,
+                dkv_f32=ws[:0], accumulate=0, unit=0.0)
 
 
 def test_memrefs_are_passed_as_descriptors():
@@ -51,22 +52,21 @@ def test_arguments_are_passed_by_name():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws = torch.zeros(5, 24)
     out = torch.zeros(5, 24, dtype=torch.bfloat16)
-    names = [a["name"] for a in kernel["args"]]
-    by_name = dict(zip(reversed(names), reversed(post_args(ws, out))))
-    assert ([v.value for v in _runtime.pack_args(kernel, by_name)]
+    # The manifest's order, whatever the dict's.
+    backwards = dict(reversed(post_args(ws, out).items()))
+    assert ([v.value for v in _runtime.pack_args(kernel, backwards)]
             == [v.value for v in _runtime.pack_args(kernel, post_args(ws, out))])
     with pytest.raises(sparse_mla.KernelError, match=r"missing arguments \['unit'\]"):
-        _runtime.pack_args(kernel, {k: v for k, v in by_name.items() if k != "unit"})
+        _runtime.pack_args(kernel, {k: v for k, v in backwards.items() if k != "unit"})
     with pytest.raises(sparse_mla.KernelError, match=r"unknown arguments \['scale'\]"):
-        _runtime.pack_args(kernel, dict(by_name, scale=1.0))
+        _runtime.pack_args(kernel, dict(backwards, scale=1.0))
 
 
 def test_wrong_rank_for_the_abi_is_rejected():
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
-    with pytest.raises(sparse_mla.KernelError, match="rank 2"):
-        _runtime.pack_args(kernel, [torch.zeros(3)] * 4 + [0, 0.0])
-    with pytest.raises(sparse_mla.KernelError, match="takes 6 arguments"):
-        _runtime.pack_args(kernel, [torch.zeros(3, 8)])
+    with pytest.raises(sparse_mla.KernelError, match="argument ws must have rank 2"):
+        _runtime.pack_args(kernel, dict(post_args(torch.zeros(3, 8), torch.zeros(3, 8)),
+                                        ws=torch.zeros(3)))
 
 
 @pytest.mark.parametrize("bad, match", [
