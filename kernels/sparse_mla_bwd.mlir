@@ -385,6 +385,7 @@ tile.kernel @sparse_mla_bwd(
       }
       scf.yield %dq_next, %done_next : !dq_acc0, i32
     }
+
     // dq, written once per column: the transpose of dQ^T, padding left out.
     %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
     %dq_bf16 = tile.map %dq_t : !dq_acc0 -> !dq_out0 {

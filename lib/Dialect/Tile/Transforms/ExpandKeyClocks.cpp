@@ -60,7 +60,8 @@ struct KeyClock {
     return memref::LoadOp::create(b, loc, op.getKeys(), ValueRange{op.getRow(), slot});
   }
 
-  /// The ranges of `keys`, at most `last`.
+  /// The ranges of `keys`, at most `last`, step by step over all of them
+  /// (the two keys' loads and arithmetic issue side by side).
   SmallVector<Value, 2> rangesOf(OpBuilder &b, SmallVector<Value, 2> keys, Value last) {
     for (Value &x : keys)
       x = arith::MaxSIOp::create(b, loc, x, i32(b, 0));
