@@ -140,8 +140,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
                              {"dtype", ad.getAs<StringAttr>("dtype").str()}};
         if (auto rank = ad.getAs<IntegerAttr>("rank"))
           o["rank"] = rank.getInt();
-        if (auto argName = ad.getAs<StringAttr>("name"))
-          o["name"] = argName.str();
+        o["name"] = ad.getAs<StringAttr>("name").str();
         args.push_back(std::move(o));
       }
       llvm::json::Object params;

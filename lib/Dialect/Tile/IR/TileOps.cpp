@@ -100,11 +100,8 @@ void KernelOp::print(OpAsmPrinter &p) {
                 /*printBlockTerminators=*/false);
 }
 
-void KernelOp::getAsmBlockArgumentNames(Region &region, OpAsmSetValueNameFn setNameFn) {
-  ArrayAttr names = getArgNamesAttr();
-  if (!names || &region != &getBody())
-    return;
-  for (auto [arg, name] : llvm::zip(getBody().getArguments(), names))
+void KernelOp::getAsmBlockArgumentNames(Region &, OpAsmSetValueNameFn setNameFn) {
+  for (auto [arg, name] : llvm::zip(getBody().getArguments(), getArgNamesAttr()))
     setNameFn(arg, cast<StringAttr>(name).getValue());
 }
 
@@ -121,16 +118,15 @@ bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
 LogicalResult KernelOp::verify() {
   if (!getResultTypes().empty())
     return emitOpError("kernels return no values");
-  if (ArrayAttr names = getArgNamesAttr()) {
-    if (names.size() != getArgumentTypes().size())
-      return emitOpError("has ") << names.size() << " argument names for "
-                                 << getArgumentTypes().size() << " arguments";
-    llvm::StringSet<> seen;
-    for (Attribute name : names)
-      if (!seen.insert(cast<StringAttr>(name).getValue()).second)
-        return emitOpError("names two arguments '") << cast<StringAttr>(name).getValue()
-                                                    << "': the runtime passes them by name";
-  }
+  ArrayAttr names = getArgNamesAttr();
+  if (names.size() != getArgumentTypes().size())
+    return emitOpError("has ") << names.size() << " argument names for "
+                               << getArgumentTypes().size() << " arguments";
+  llvm::StringSet<> seen;
+  for (Attribute name : names)
+    if (!seen.insert(cast<StringAttr>(name).getValue()).second)
+      return emitOpError("names two arguments '") << cast<StringAttr>(name).getValue()
+                                                  << "': the runtime passes them by name";
   for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
       if (!isGlobalTensor(memref))

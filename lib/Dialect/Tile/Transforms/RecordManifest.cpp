@@ -34,8 +34,7 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
   ArrayAttr names = kernel.getArgNamesAttr();
   for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
     SmallVector<NamedAttribute> entry;
-    if (names)
-      entry.push_back(b.getNamedAttr("name", names[i]));
+    entry.push_back(b.getNamedAttr("name", names[i]));
     if (auto m = dyn_cast<MemRefType>(t)) {
       entry.push_back(b.getNamedAttr("kind", b.getStringAttr("memref")));
       entry.push_back(b.getNamedAttr("rank", b.getI64IntegerAttr(m.getRank())));

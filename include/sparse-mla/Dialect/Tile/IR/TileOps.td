@@ -76,7 +76,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs,
-                       OptionalAttr<StrArrayAttr>:$arg_names);
+                       StrArrayAttr:$arg_names);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
