@@ -56,6 +56,7 @@ def main():
             for r in a.ranges.split(",") if r != "off" for w in windows]
         for name, setting, window in runs:
             bwd.KEY_RANGE_WINDOW = window
+            bwd._plan.cache_clear()   # the default range size depends on the window
             stats = {}
             ms, _ = time_it(sparse_mla.sparse_mla_bwd, args, a.reps, lse_base2=False,
                             q_offset=skv - s, key_ranges=setting, stats=stats)
