@@ -30,9 +30,9 @@
 //     the other dKV columns 64 at a time (tile-split-d) and scatters them.
 // Warpgroup 1 sets the pace; giving warpgroup 0 two of its pieces measured
 // faster than one or three (bench/NOTES.md).
-// They meet on four mbarriers, once per computed block: K full (warpgroup
-// 0's own copies landed), K free (warpgroup 1 has read K), P/dS full and
-// P/dS free (warpgroup 1's dKV products have read them).
+// Two channels hand the blocks over, one slot per computed block: K
+// (warpgroup 0 gathers, both read) and P^T with dS^T (warpgroup 0 writes,
+// both read); tile-lower-channels makes their mbarriers.
 // At long context the slots are in key order (the union, also per token)
 // and warpgroup 1 keeps the CTAs that run together on one range of keys
 // (tile.key_clock), so that the dKV rows they add into stay in L2.
@@ -76,7 +76,8 @@
 !dq_acc1 = !tile.reg<{dq1}x{hp}xf32>      // dQ^T rows of warpgroup 1
 !dq_out0 = !tile.reg<256x{hp}xbf16>
 !dq_out1 = !tile.reg<{dq1}x{hp}xbf16>
-!bars = !tile.smem<1x4xi64>               // K full, K free, P/dS full, P/dS free
+!k_chan = !tile.channel<!kv_block>        // a block's kv rows
+!pds_chan = !tile.channel<!probs, !probs> // its P^T and dS^T
 !rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
 
 tile.kernel @sparse_mla_bwd(
@@ -118,6 +119,7 @@ tile.kernel @sparse_mla_bwd(
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
   %c256 = arith.constant 256 : index
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
@@ -259,19 +261,8 @@ tile.kernel @sparse_mla_bwd(
   %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
   %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
 
-  %sk = tile.alloc : !kv_block
-  %sp = tile.alloc : !probs
-  %sds = tile.alloc : !probs
-  %bars = tile.alloc : !bars
-  %c128 = arith.constant 128 : index
-  tile.mbarrier_init %bars, %c128 : !bars   // each arrived at by one warpgroup
-  %k_full = arith.constant 0 : index
-  %k_free = arith.constant 1 : index
-  %pds_full = arith.constant 2 : index
-  %pds_free = arith.constant 3 : index
-  %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
-  %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
-  %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
+  %k_ch = tile.channel : !k_chan
+  %pds_ch = tile.channel : !pds_chan
   %no_scores = tile.splat %zero : !scores
   %no_dkv_wg0 = tile.splat %zero : !dkv_wg0
   %no_dkv = tile.splat %zero : !dkv_rows
@@ -282,9 +273,7 @@ tile.kernel @sparse_mla_bwd(
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
 
   // Both warpgroups walk the same blocks and skip the same ones (each
-  // reads the block's keys), so the n-th computed block is phase n of
-  // every mbarrier. A wait for a buffer to be free in phase n waits for
-  // phase n - 1, which for n = 0 counts as complete.
+  // reads the block's keys), so they take the channels' slots in step.
   tile.warp_specialize registers([256, 256]) {
     // Warpgroup 0: K, the scores and their gradient, the first rows of dQ^T.
     %dq_init = tile.splat %zero : !dq_acc0
@@ -312,18 +301,19 @@ tile.kernel @sparse_mla_bwd(
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
       %dq_next, %done_next = scf.if %live -> (!dq_acc0, i32) {
-        %phase = arith.andi %done, %one_i32 : i32
-        %before = arith.xori %phase, %one_i32 : i32
-        // Gather the block's kv rows once warpgroup 1 has read the last.
-        tile.mbarrier_wait %bars[%k_free], %before : !bars
-        %gathered = tile.gather_rows %kv[%rows, %c0] into %sk {per_warpgroup}
+        // Gather the block's kv rows once both warpgroups are done with
+        // the last.
+        %k_in = tile.put_enter %k_ch : !k_chan
+        %gathered = tile.gather_rows %kv[%rows, %c0] into %k_in {per_warpgroup}
             : !rows, !slots, !kv_block
-        tile.mbarrier_arrive %bars[%k_full] {after_copies} : !bars
+        tile.put_exit %k_ch after %gathered : !k_chan
         // Which of the tile's tokens picked each slot (all where no bits
         // are given: T = 1), and the columns' lse2, Delta and token.
         %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
             : memref<?x?xi32>, i32 -> !slots
-        tile.mbarrier_wait %bars[%k_full], %phase : !bars
+        %sk = tile.get_enter %k_ch : !k_chan
+        %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
+        %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
 
         // Scores and their gradient, transposed: slots x columns. Both run
         // on the tensor cores while P is computed from the first.
@@ -360,12 +350,13 @@ tile.kernel @sparse_mla_bwd(
           %r = arith.mulf %pd, %sm_scale : f32
           tile.yield %r : f32
         }
-        // Hand P^T and dS^T over once warpgroup 1 is done with the last.
-        tile.mbarrier_wait %bars[%pds_free], %before : !bars
-        tile.write %p_t, %sp : !scores, !probs
-        tile.write %ds_t, %sds : !scores, !probs
-        tile.barrier warpgroups([0])
-        tile.mbarrier_arrive %bars[%pds_full] : !bars
+        // Hand P^T and dS^T over once both warpgroups are done with the
+        // last.
+        %p_in, %ds_in = tile.put_enter %pds_ch : !pds_chan
+        tile.write %p_t, %p_in : !scores, !probs
+        tile.write %ds_t, %ds_in : !scores, !probs
+        tile.put_exit %pds_ch : !pds_chan
+        %sp, %sds = tile.get_enter %pds_ch : !pds_chan
         // dQ^T[0, 256) += K^T dS^T; then dKV columns [0, 128) += dS^T Q +
         // P^T dO, while warpgroup 1 reduces the others.
         %dq_new = tile.gemm %k0, %sds, %dq_acc {transpose_a} : !k_rows0, !probs, !dq_acc0
@@ -378,6 +369,10 @@ tile.kernel @sparse_mla_bwd(
           tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
               {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
         }
+        // Leaving the slots after the scatter costs nothing: only this
+        // warpgroup's next put waits for it.
+        tile.get_exit %k_ch : !k_chan
+        tile.get_exit %pds_ch : !pds_chan
         %one_more = arith.addi %done, %one_i32 : i32
         scf.yield %dq_new, %one_more : !dq_acc0, i32
       } else {
@@ -419,8 +414,8 @@ tile.kernel @sparse_mla_bwd(
   }, {
     // Warpgroup 1: the other rows of dQ^T, then dKV.
     %dq_init = tile.splat %zero : !dq_acc1
-    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
-        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc1, i32) {
+    %dq_t = scf.for %j = %c0 to %n step %c64
+        iter_args(%dq_acc = %dq_init) -> (!dq_acc1) {
       // Long contexts: the CTAs that run together stay on one range of
       // keys (their dKV rows stay in L2), on an advisory clock.
       tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
@@ -444,12 +439,13 @@ tile.kernel @sparse_mla_bwd(
         tile.yield %ok : i1
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
-      %dq_next, %done_next = scf.if %live -> (!dq_acc1, i32) {
-        %phase = arith.andi %done, %one_i32 : i32
-        tile.mbarrier_wait %bars[%pds_full], %phase : !bars
+      %dq_next = scf.if %live -> (!dq_acc1) {
+        %sp, %sds = tile.get_enter %pds_ch : !pds_chan
+        %sk = tile.get_enter %k_ch : !k_chan
+        %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
         // dQ^T[256, dqk) += K^T dS^T; then K may be overwritten.
         %dq_new = tile.gemm %k1, %sds, %dq_acc {transpose_a} : !k_rows1, !probs, !dq_acc1
-        tile.mbarrier_arrive %bars[%k_free] : !bars
+        tile.get_exit %k_ch : !k_chan
         // dKV rows += dS^T Q, and their V columns += P^T dO, columns
         // [128, dqk) (warpgroup 0 adds the first 128). tile-split-d
         // cuts these into 64-column pieces and adds the two before one
@@ -471,13 +467,12 @@ tile.kernel @sparse_mla_bwd(
           tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
               {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
         }
-        tile.mbarrier_arrive %bars[%pds_free] : !bars
-        %one_more = arith.addi %done, %one_i32 : i32
-        scf.yield %dq_new, %one_more : !dq_acc1, i32
+        tile.get_exit %pds_ch : !pds_chan
+        scf.yield %dq_new : !dq_acc1
       } else {
-        scf.yield %dq_acc, %done : !dq_acc1, i32
+        scf.yield %dq_acc : !dq_acc1
       }
-      scf.yield %dq_next, %done_next : !dq_acc1, i32
+      scf.yield %dq_next : !dq_acc1
     }
     %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
     %dq_bf16 = tile.map %dq_t : !dq_acc1 -> !dq_out1 {

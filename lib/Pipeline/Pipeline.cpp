@@ -26,6 +26,7 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
   tile::TileSplitDPassOptions splitD;
   splitD.overlap = options.splitDOverlap;
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass(splitD));

@@ -58,13 +58,13 @@ struct MBarrierInitLowering : public OpConversionPattern<MBarrierInitOp> {
     Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, tid,
                                         arith::ConstantIndexOp::create(rewriter, loc, 0));
-    Value count = toI32(rewriter, loc, adaptor.getCount());
+    ValueRange counts = adaptor.getCounts();
     ifThen(rewriter, loc, first, [&](OpBuilder &b) {
       for (int64_t i = 0; i < n; ++i)
         emitPtx(b, loc,
                 {mbarrierAddress(b, loc, adaptor.getBars(),
                                  arith::ConstantIndexOp::create(b, loc, i)),
-                 count},
+                 toI32(b, loc, counts[counts.size() == 1 ? 0 : i])},
                 "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r");
     });
     emitPtx(rewriter, loc, {}, "fence.mbarrier_init.release.cluster;", "");

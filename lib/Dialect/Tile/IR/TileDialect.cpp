@@ -2,7 +2,7 @@
 //
 // The attributes, types and ops live in TileAttrs.cpp, TileTypes.cpp and
 // TileOps.cpp (one file per .td), the warp-specialized partitions' queries
-// in TilePartitions.cpp.
+// in TilePartitions.cpp, the channels between them in TileChannels.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"

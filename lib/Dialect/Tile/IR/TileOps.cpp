@@ -958,7 +958,7 @@ LogicalResult WarpSpecializeOp::verify() {
     // Ops that split work over, or wait for, every warpgroup of the CTA
     // (tile.wait and a pipelined loop's copies end in a CTA barrier).
     auto gather = dyn_cast<GatherRowsOp>(op);
-    if (isa<MBarrierInitOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
+    if (isa<MBarrierInitOp, ChannelOp, WarpSpecializeOp, AsyncCopyOp, WaitOp, PipelinedForOp>(op) ||
         (gather && !gather.getPerWarpgroup())) {
       op->emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
       return WalkResult::interrupt();
@@ -971,7 +971,14 @@ LogicalResult WarpSpecializeOp::verify() {
 LogicalResult MBarrierInitOp::verify() {
   if ((*this)->getParentOfType<WarpSpecializeOp>())
     return emitOpError("needs every warpgroup of the CTA: not inside tile.warp_specialize");
-  return verifyMBarriers(*this, getBars().getType());
+  if (failed(verifyMBarriers(*this, getBars().getType())))
+    return failure();
+  TileDim n = getTileDim(getBars().getType(), 1);
+  size_t counts = getCounts().size();
+  if (counts != 1 && (!n.isStatic() || counts != static_cast<size_t>(n.size)))
+    return emitOpError("takes one count for all ") << n.str() << " barriers or one each, not "
+                                                   << counts;
+  return success();
 }
 LogicalResult MBarrierArriveOp::verify() {
   if (getAfterCopies() && getExpectTx())

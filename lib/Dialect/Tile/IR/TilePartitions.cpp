@@ -21,9 +21,7 @@ std::pair<int64_t, int64_t> WarpSpecializeOp::getPartitionWarpgroups(unsigned r)
   return {first, (*sizes)[r]};
 }
 
-/// The tile.warp_specialize around `op` and the number of its partition
-/// that runs `op`, if any.
-static std::optional<std::pair<WarpSpecializeOp, unsigned>> partitionOf(Operation *op) {
+std::optional<std::pair<WarpSpecializeOp, unsigned>> sparse_mla::tile::getPartition(Operation *op) {
   auto partitions = op->getParentOfType<WarpSpecializeOp>();
   if (!partitions)
     return std::nullopt;
@@ -34,7 +32,7 @@ static std::optional<std::pair<WarpSpecializeOp, unsigned>> partitionOf(Operatio
 }
 
 std::pair<int64_t, int64_t> sparse_mla::tile::getRunningWarpgroups(Operation *op) {
-  if (auto partition = partitionOf(op))
+  if (auto partition = getPartition(op))
     return partition->first.getPartitionWarpgroups(partition->second);
   auto kernel = op->getParentOfType<KernelOp>();
   return {0, kernel ? kernel.getWarpgroups() : 1};
@@ -42,7 +40,7 @@ std::pair<int64_t, int64_t> sparse_mla::tile::getRunningWarpgroups(Operation *op
 
 int64_t sparse_mla::tile::getRegisterBudget(Operation *op) {
   int64_t budget = hopper::kMaxRegistersPerThread;
-  if (auto partition = partitionOf(op))
+  if (auto partition = getPartition(op))
     budget = std::min(budget, partition->first.getRegisters()[partition->second]);
   return budget;
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -96,6 +97,9 @@ bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the
 /// passes after tile-specialize need sizes).
 mlir::LogicalResult requireSpecialized(KernelOp kernel);
+/// The tile.warp_specialize around `op` and the number of its partition
+/// that runs `op`, if any.
+std::optional<std::pair<WarpSpecializeOp, unsigned>> getPartition(mlir::Operation *op);
 /// The warpgroups that run `op`: [first, first + count) of its
 /// tile.warp_specialize partition, or every warpgroup of its kernel.
 std::pair<int64_t, int64_t> getRunningWarpgroups(mlir::Operation *op);

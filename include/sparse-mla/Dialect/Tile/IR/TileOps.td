@@ -5,6 +5,7 @@
 include "sparse-mla/Dialect/Tile/IR/TileTypes.td"
 include "sparse-mla/Dialect/Tile/IR/TileInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -698,16 +699,111 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Channels between partitions
+//===----------------------------------------------------------------------===//
+
+def Tile_Channel : Type<CPred<"::llvm::isa<::sparse_mla::tile::ChannelType>($_self)">,
+    "channel", "::sparse_mla::tile::ChannelType">;
+
+def Tile_ChannelOp : Tile_Op<"channel", [MemoryEffects<[MemAlloc, MemWrite]>]> {
+  let summary = "A ring of shared buffers that partitions hand over";
+  let description = [{
+    Partitions of one `tile.warp_specialize` hand data over through it: one
+    partition puts (writes a slot of the ring, or starts copies into it), the
+    others, and the producer itself, get (read it). Each side walks the
+    slots in order, one slot per enter / exit pair:
+
+    ```mlir
+    %ch = tile.channel : !tile.channel<!tile.smem<64x576xbf16>>
+    tile.warp_specialize registers([256, 256]) {
+      %k = tile.put_enter %ch : !tile.channel<!tile.smem<64x576xbf16>>   // slot free
+      %t = tile.gather_rows %kv[%rows, %c0] into %k {per_warpgroup} : ...
+      tile.put_exit %ch after %t : !tile.channel<...>    // full once copied
+    }, {
+      %k = tile.get_enter %ch : !tile.channel<...>       // slot full
+      ... read %k ...
+      tile.get_exit %ch : !tile.channel<...>             // slot free again
+    }
+    ```
+
+    The slot, its mbarriers and their phase parity are the lowering's
+    (tile-lower-channels): a slot is full once every producer thread has
+    put it (after its copies, with `after`), and free once every thread of
+    every consuming partition has got it. So partitions that skip a slot
+    must skip it all alike. Every thread of the CTA reaches this op (it
+    initializes the barriers): it stands outside `tile.warp_specialize`.
+  }];
+  let results = (outs Tile_Channel:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+class Tile_ChannelEnterOp<string mnemonic> : Tile_Op<mnemonic, [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let arguments = (ins Tile_Channel:$channel);
+  let results = (outs Variadic<Tile_SmemTile>:$buffers);
+  let assemblyFormat = "$channel attr-dict `:` qualified(type($channel))";
+  let hasVerifier = 1;
+}
+
+def Tile_PutEnterOp : Tile_ChannelEnterOp<"put_enter"> {
+  let summary = "Waits for the next slot of a channel to be free and gives its buffers";
+  let description = [{
+    The producer's next slot, once every consumer has left it (its
+    `tile.get_exit` of the slot's previous round). The first round of each
+    slot is free at once. A `tile.put_exit` follows in the same block.
+  }];
+}
+
+def Tile_GetEnterOp : Tile_ChannelEnterOp<"get_enter"> {
+  let summary = "Waits for the next slot of a channel to be full and gives its buffers";
+  let description = [{
+    The consumer's next slot, once the producer has put it: its writes, and
+    the copies its `tile.put_exit` waited on, are visible to this thread and
+    to its tensor cores. A `tile.get_exit` follows in the same block.
+  }];
+}
+
+def Tile_PutExitOp : Tile_Op<"put_exit", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Marks the producer's slot full";
+  let description = [{
+    Each producer thread's writes to the slot before it are published to
+    the consumers. With `after %tokens` (copies into the slot), the thread's
+    arrival waits for its copies to land instead, without blocking it
+    (`cp.async.mbarrier.arrive.noinc`).
+  }];
+  let arguments = (ins Tile_Channel:$channel, Variadic<Tile_Token>:$copies);
+  let assemblyFormat = [{
+    $channel (`after` $copies^)? attr-dict `:` qualified(type($channel))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_GetExitOp : Tile_Op<"get_exit", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Marks the consumer done with its slot";
+  let description = [{
+    The consumer's reads of the slot are complete (a synchronous GEMM reading
+    it has returned); once every consumer has left it, the producer may fill
+    it again.
+  }];
+  let arguments = (ins Tile_Channel:$channel);
+  let assemblyFormat = "$channel attr-dict `:` qualified(type($channel))";
+  let hasVerifier = 1;
+}
+
 def Tile_MBarrierInitOp : Tile_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> {
-  let summary = "Initializes shared-memory barriers, each expecting `count` arrivals";
+  let summary = "Initializes shared-memory barriers, each expecting a count of arrivals";
   let description = [{
     `bars` is a `1 x N` shared tile of i64: N mbarriers. One thread of the
-    CTA initializes each to expect `count` arrivals per phase; the CTA then
-    synchronizes, so every thread may use them. Every thread of the CTA
-    must reach it (outside `tile.warp_specialize`).
+    CTA initializes each to expect `counts` arrivals per phase (one count
+    for all, or one per barrier); the CTA then synchronizes, so every
+    thread may use them. Every thread of the CTA must reach it (outside
+    `tile.warp_specialize`).
   }];
-  let arguments = (ins Tile_SmemTile:$bars, Index:$count);
-  let assemblyFormat = "$bars `,` $count attr-dict `:` qualified(type($bars))";
+  let arguments = (ins Tile_SmemTile:$bars, Variadic<Index>:$counts);
+  let assemblyFormat = "$bars `,` $counts attr-dict `:` qualified(type($bars))";
   let hasVerifier = 1;
 }
 

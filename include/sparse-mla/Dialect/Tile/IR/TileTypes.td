@@ -89,4 +89,24 @@ def Tile_TokenType : Tile_Type<"Token", "token"> {
   let summary = "Completion of an asynchronous copy into shared memory";
 }
 
+def Tile_ChannelType : Tile_Type<"Channel", "channel"> {
+  let summary = "A ring of shared buffers handed from one partition to others";
+  let description = [{
+    `stages` slots, each holding one shared tile of every type in
+    `buffers`: a producer partition fills a slot (`tile.put_enter` /
+    `tile.put_exit`) while the consumers read the ones before it
+    (`tile.get_enter` / `tile.get_exit`). tile-lower-channels gives it its
+    buffers and mbarriers.
+    Example: `!tile.channel<!tile.smem<64x32xbf16>, !tile.smem<64x32xbf16>, stages = 2>`.
+  }];
+  let parameters = (ins ArrayRefParameter<"::mlir::Type">:$buffers, "int64_t":$stages);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of shared memory the ring and its mbarriers take, or none while
+    /// a buffer has shape parameters.
+    std::optional<int64_t> getRingBytes() const;
+  }];
+}
+
 #endif

@@ -24,6 +24,25 @@ def TileSpecializePass : Pass<"tile-specialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Writes out channels as rings of buffers, mbarriers, slots and phases";
+  let description = [{
+    Each `tile.channel` becomes, where it stands, a `tile.alloc` per buffer
+    type (a 3-D ring with more than one stage) and a `1 x 2S` tile of
+    mbarriers, full[s] then free[s], initialized to expect the threads of
+    its producer partition and of all its consuming partitions. Each
+    partition that puts or gets counts its rounds of that side in an i32
+    threaded through the `scf.for` and `scf.if` around the side's ops
+    (others are refused); round n is slot n % S in phase (n / S) & 1.
+    `tile.put_enter` waits for free[s] to complete the phase before and
+    gives the slot's buffers, `tile.put_exit` arrives at full[s] (after the
+    thread's copies with `after`), `tile.get_enter` waits for full[s],
+    `tile.get_exit` arrives at free[s]. Run it first after tile-specialize:
+    the passes after it see buffers and mbarriers.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def TileSplitDPass : Pass<"tile-split-d", "::sparse_mla::tile::KernelOp"> {
   let summary = "Cuts wide GEMM-and-scatter chains into column chunks shared by the warpgroups";
   let description = [{
