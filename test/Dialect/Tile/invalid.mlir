@@ -868,6 +868,130 @@ tile.kernel @k(%n: index) warpgroups(2) {
   }
 }
 // -----
+tile.kernel @k(%n: index) warpgroups(1) {
+  %bars = tile.alloc : !tile.smem<1x4xi64>
+  // expected-error @+1 {{takes one count for all 4 barriers or one each, not 2}}
+  tile.mbarrier_init %bars, %n, %n : !tile.smem<1x4xi64>
+}
+// -----
+// expected-error @+1 {{channel buffers are 2-D shared tiles, not '!tile.reg<64x64xf32>'}}
+tile.kernel @k(%c: !tile.channel<!tile.reg<64x64xf32>>) warpgroups(1) {
+}
+// -----
+// expected-error @+1 {{a channel has at least one stage, not 0}}
+tile.kernel @k(%c: !tile.channel<!tile.smem<64x64xbf16>, stages = 0>) warpgroups(1) {
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{ring of 4 stages needs 294976 bytes of shared memory, more than the 232432 a CTA has}}
+  %ch = tile.channel : !tile.channel<!tile.smem<64x576xbf16>, stages = 4>
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !tile.channel<!tile.smem<64x576xbf16>, stages = 4>
+    tile.put_exit %ch : !tile.channel<!tile.smem<64x576xbf16>, stages = 4>
+  }, {
+    %out = tile.get_enter %ch : !tile.channel<!tile.smem<64x576xbf16>, stages = 4>
+    tile.get_exit %ch : !tile.channel<!tile.smem<64x576xbf16>, stages = 4>
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{is got (tile.get_enter) but never put (tile.put_enter)}}
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+  }, {
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{is put (tile.put_enter) but never got (tile.get_enter)}}
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(3) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([160, 160, 160]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    // expected-error @+1 {{puts into a channel that partition #0 puts into: a channel has one producer}}
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(1) {
+  %ch = tile.channel : !chan
+  // expected-error @+1 {{hands a channel over between partitions: only inside tile.warp_specialize}}
+  %in = tile.put_enter %ch : !chan
+  tile.put_exit %ch : !chan
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{needs every warpgroup of the CTA: not inside tile.warp_specialize}}
+    %ch = tile.channel : !chan
+  }, {
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k(%b: i1) warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{has no tile.put_exit of its channel after it in its block}}
+    %in = tile.put_enter %ch : !chan
+    scf.if %b {
+      tile.put_exit %ch : !chan
+    }
+  }, {
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    // expected-error @+1 {{has no tile.get_enter of its channel before it in its block}}
+    tile.get_exit %ch : !chan
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{has no tile.get_exit of its channel after it in its block}}
+    %a = tile.get_enter %ch : !chan
+    %b = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+  }
+}
+// -----
 tile.kernel @k(%n: index, %p: i32) warpgroups(1) {
   %bars = tile.alloc : !tile.smem<2x2xi64>
   // expected-error @+1 {{mbarriers are a 1 x N shared tile of i64, not '!tile.smem<2x2xi64>'}}

@@ -180,6 +180,48 @@ tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
   }
 }
 
+// Channels: a ring of one or more buffers; the producer puts (its copies
+// land on the slot with `after`), every partition that reads gets; the
+// types of the slot's buffers come from the channel. Barriers may expect a
+// count each.
+// CHECK-LABEL: tile.kernel @channels
+// CHECK: %[[K:.*]] = tile.channel : !tile.channel<!tile.smem<64x64xbf16>>
+// CHECK: %[[PDS:.*]] = tile.channel : !tile.channel<!tile.smem<64x32xbf16>, !tile.smem<64x32xbf16>, stages = 2>
+// CHECK: tile.mbarrier_init %{{.*}}, %{{.*}}, %{{.*}} : !tile.smem<1x2xi64>
+// CHECK:   %[[IN:.*]] = tile.put_enter %[[K]] : !tile.channel<!tile.smem<64x64xbf16>>
+// CHECK:   %[[T:.*]] = tile.gather_rows %{{.*}} into %[[IN]]
+// CHECK:   tile.put_exit %[[K]] after %[[T]] : !tile.channel<!tile.smem<64x64xbf16>>
+// CHECK:   %{{.*}}:2 = tile.put_enter %[[PDS]]
+// CHECK:   tile.put_exit %[[PDS]] :
+// CHECK: }, {
+// CHECK:   %{{.*}} = tile.get_enter %[[K]]
+// CHECK:   tile.get_exit %[[K]]
+// CHECK:   %{{.*}}:2 = tile.get_enter %[[PDS]]
+// CHECK:   tile.get_exit %[[PDS]]
+!chan_k = !tile.channel<!tile.smem<64x64xbf16>>
+!chan_pds = !tile.channel<!tile.smem<64x32xbf16>, !tile.smem<64x32xbf16>, stages = 2>
+tile.kernel @channels(%kv: memref<?x?xbf16>, %n: index) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %rows = tile.iota along 0 : !tile.reg<64xi32>
+  %k = tile.channel : !chan_k
+  %pds = tile.channel : !chan_pds
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  tile.mbarrier_init %bars, %n, %n : !tile.smem<1x2xi64>
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %k : !chan_k
+    %t = tile.gather_rows %kv[%rows, %c0] into %in {per_warpgroup}
+        : memref<?x?xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.put_exit %k after %t : !chan_k
+    %p, %ds = tile.put_enter %pds : !chan_pds
+    tile.put_exit %pds : !chan_pds
+  }, {
+    %out = tile.get_enter %k : !chan_k
+    tile.get_exit %k : !chan_k
+    %p, %ds = tile.get_enter %pds : !chan_pds
+    tile.get_exit %pds : !chan_pds
+  }
+}
+
 // Partitions of several warpgroups, and a vote inside one.
 // CHECK-LABEL: tile.kernel @wide_partitions
 // CHECK: tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {

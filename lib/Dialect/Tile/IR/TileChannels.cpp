@@ -85,7 +85,13 @@ LogicalResult ChannelOp::verify() {
   WarpSpecializeOp partitions;
   std::optional<unsigned> producer;
   bool got = false;
-  for (Operation *user : getResult().getUsers()) {
+  // The users in program order, so that the diagnostics name the later one.
+  SmallVector<Operation *> users;
+  (*this)->getParentOp()->walk([&](Operation *op) {
+    if (llvm::is_contained(op->getOperands(), getResult()))
+      users.push_back(op);
+  });
+  for (Operation *user : users) {
     if (!isa<PutEnterOp, PutExitOp, GetEnterOp, GetExitOp>(user))
       return user->emitOpError("takes a channel; only tile.put_enter, tile.put_exit, "
                                "tile.get_enter and tile.get_exit may");

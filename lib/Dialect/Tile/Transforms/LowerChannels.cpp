@@ -143,29 +143,33 @@ struct Channel {
   void lower(OpBuilder &b, Operation *o, Value round) {
     Type i32 = b.getI32Type();
     auto i32Const = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
-    Value slot = arith::ConstantIndexOp::create(b, loc, 0);
-    Value lap = round;
-    if (stages > 1) {
-      Value s = i32Const(stages);
-      slot = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                          arith::RemUIOp::create(b, loc, round, s));
-      lap = arith::DivUIOp::create(b, loc, round, s);
-    }
-    Value free = b.createOrFold<arith::AddIOp>(loc, slot,
-                                               arith::ConstantIndexOp::create(b, loc, stages));
-    auto parity = [&] { return arith::AndIOp::create(b, loc, lap, i32Const(1)); };
+    auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    // Round n: slot n % S (full barrier s, free barrier S + s), phase
+    // parity (n / S) & 1.
+    auto slot = [&]() -> Value {
+      if (stages == 1)
+        return index(0);
+      return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                          arith::RemUIOp::create(b, loc, round, i32Const(stages)));
+    };
+    auto free = [&]() -> Value {
+      if (stages == 1)
+        return index(1);
+      return arith::AddIOp::create(b, loc, slot(), index(stages));
+    };
+    auto parity = [&]() -> Value {
+      Value lap = stages == 1 ? round : arith::DivUIOp::create(b, loc, round, i32Const(stages));
+      return arith::AndIOp::create(b, loc, lap, i32Const(1));
+    };
     auto buffers = [&] {
-      SmallVector<Value> views;
-      for (Value ring : rings) {
-        if (stages == 1) {
-          views.push_back(ring);
-          continue;
-        }
-        auto type = cast<SmemTileType>(ring.getType());
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-        views.push_back(SliceOp::create(b, loc, type.cloneWith(type.getShape().drop_front(),
-                                                                type.getElementType()),
-                                        ring, ValueRange{slot, zero, zero}));
+      SmallVector<Value> views(rings);
+      if (stages == 1)
+        return views;
+      Value s = slot(), zero = index(0);
+      for (Value &view : views) {
+        auto ring = cast<SmemTileType>(view.getType());
+        auto type = ring.cloneWith(ring.getShape().drop_front(), ring.getElementType());
+        view = SliceOp::create(b, loc, type, view, ValueRange{s, zero, zero});
       }
       return views;
     };
@@ -173,16 +177,16 @@ struct Channel {
       // The round before this one: for the first round of a slot, the
       // phase before the first, which counts as complete.
       Value before = arith::XOrIOp::create(b, loc, parity(), i32Const(1));
-      MBarrierWaitOp::create(b, loc, bars, free, before);
+      MBarrierWaitOp::create(b, loc, bars, free(), before);
       o->replaceAllUsesWith(buffers());
     } else if (isa<GetEnterOp>(o)) {
-      MBarrierWaitOp::create(b, loc, bars, slot, parity());
+      MBarrierWaitOp::create(b, loc, bars, slot(), parity());
       o->replaceAllUsesWith(buffers());
     } else if (auto put = dyn_cast<PutExitOp>(o)) {
-      MBarrierArriveOp::create(b, loc, bars, slot, /*after_copies=*/!put.getCopies().empty(),
+      MBarrierArriveOp::create(b, loc, bars, slot(), /*after_copies=*/!put.getCopies().empty(),
                                Value(), Value());
     } else {
-      MBarrierArriveOp::create(b, loc, bars, free, /*after_copies=*/false, Value(), Value());
+      MBarrierArriveOp::create(b, loc, bars, free(), /*after_copies=*/false, Value(), Value());
     }
   }
 };
