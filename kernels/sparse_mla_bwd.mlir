@@ -106,6 +106,11 @@ tile.kernel @sparse_mla_bwd(
     %range_shift: i32,             // key ranges of 2^range_shift keys
     %round_ctas: index,            // CTAs that run together
     %window: i32) warpgroups(2)    // ranges a round may spread over, less 1
+    // x: the tiles (rows of `keys` per group); y: the groups' blocks of hp
+    // columns. A grid with the groups in z made ptxas spill in the loop of
+    // the hp = 64 variants.
+    grid(affine_map<()[rows, groups, heads, hp] -> (rows floordiv groups, groups * (heads ceildiv hp))>,
+         %keys[0], %groups, %heads_per_group, {hp})
     variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
               {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 0},
               {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
@@ -392,10 +397,11 @@ tile.kernel @sparse_mla_bwd(
         : !dq_out0, !rows, !cta_idx
 
     // For tests and profiles: the blocks this CTA computed, at index
-    // krow * head_blocks + hb, formed from the block ids here: hb (a
-    // remainder) held across the loop was the one value ptxas spilled.
-    %ctas_per_local = arith.muli %groups, %head_blocks : index
-    %cta_row = arith.muli %local, %ctas_per_local : index
+    // krow * head_blocks + hb = x * grid_y + y, formed from the block ids
+    // here: hb (a remainder) held across the loop was the one value ptxas
+    // spilled.
+    %grid_y = tile.grid_dim y
+    %cta_row = arith.muli %local, %grid_y : index
     %cta = arith.addi %cta_row, %by : index
     %cta_i32 = arith.index_cast %cta : index to i32
     %num_computed = memref.dim %computed, %c0 : memref<?xi32>

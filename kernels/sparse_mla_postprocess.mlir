@@ -15,7 +15,9 @@
 
 tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64>,
                                     %dkv: !bf16_rows, %dkv_f32: !f32_rows,
-                                    %accumulate: i32, %unit: f32) warpgroups(1) {
+                                    %accumulate: i32, %unit: f32) warpgroups(1)
+    // The rows of ws or of fixed, whichever is given (the other is empty).
+    grid(affine_map<()[ws, fixed] -> ((ws + fixed) ceildiv 64)>, %ws[0], %fixed[0]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index

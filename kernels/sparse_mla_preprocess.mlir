@@ -6,7 +6,8 @@
 !rows = memref<?x?xbf16, strided<[?, 1]>>
 
 tile.kernel @sparse_mla_preprocess(%o: !rows, %do: !rows,
-                                   %delta: memref<?xf32>) warpgroups(1) {
+                                   %delta: memref<?xf32>) warpgroups(1)
+    grid(affine_map<()[rows] -> (rows ceildiv 64)>, %o[0]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index

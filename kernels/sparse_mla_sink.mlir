@@ -22,7 +22,8 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32>,      // [tokens, H]
                              %lse_out: memref<?x?xf32>,  // [tokens, H]: lse'
                              %partial: memref<?x?xf32>,  // [chunks, H]
                              %chunk: index,              // tokens per CTA, a multiple of 16
-                             %to_base2: f32) warpgroups(1) {
+                             %to_base2: f32) warpgroups(1)
+    grid(affine_map<()[chunks, h] -> (chunks, h ceildiv 128)>, %partial[0], %lse[1]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -95,7 +96,7 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32>,      // [tokens, H]
 
 // d_sink[h] = the sum over chunks of partial[., h], 128 heads a CTA.
 tile.kernel @sparse_mla_sink_sum(%partial: memref<?x?xf32>, %d_sink: memref<?xf32>)
-    warpgroups(1) {
+    warpgroups(1) grid(affine_map<()[h] -> (h ceildiv 128)>, %partial[1]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index

@@ -52,6 +52,8 @@ tile.kernel @sparse_mla_union(
     %first_tile: index,            // tile of block 0 (the call may cover a range)
     %causal: i32,
     %q_offset: i32) warpgroups(1)   // position of token 0 of each batch row
+    grid(affine_map<()[entries, groups] -> (entries floordiv groups, groups)>,
+         %counts[0], %indices[1])
     variants([{nb = 1024, cap = 8192}, {nb = 1024, cap = 16384},
               {nb = 8192, cap = 8192}, {nb = 8192, cap = 16384}]) {
   %c0 = arith.constant 0 : index

@@ -83,6 +83,25 @@ static std::map<std::string, PtxasInfo> parsePtxasLog(StringRef log) {
   return info;
 }
 
+/// The manifest's grid expressions (tile-record-manifest) as JSON: integers,
+/// strings, arrays and objects.
+static llvm::json::Value toJSON(Attribute a) {
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getInt();
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.str();
+  if (auto d = dyn_cast<DictionaryAttr>(a)) {
+    llvm::json::Object o;
+    for (NamedAttribute n : d)
+      o[n.getName().getValue()] = toJSON(n.getValue());
+    return o;
+  }
+  llvm::json::Array array;
+  for (Attribute e : cast<ArrayAttr>(a))
+    array.push_back(toJSON(e));
+  return array;
+}
+
 struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernelsPass> {
   using Base::Base;
 
@@ -143,6 +162,9 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
         o["name"] = ad.getAs<StringAttr>("name").str();
         args.push_back(std::move(o));
       }
+      llvm::json::Array grid;
+      for (Attribute e : d.getAs<ArrayAttr>("grid"))
+        grid.push_back(toJSON(e));
       llvm::json::Object params;
       for (NamedAttribute p : d.getAs<DictionaryAttr>("params"))
         params[p.getName().getValue()] = cast<IntegerAttr>(p.getValue()).getInt();
@@ -152,6 +174,7 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
           {"threads", d.getAs<IntegerAttr>("threads").getInt()},
           {"shared_bytes", d.getAs<IntegerAttr>("shared_bytes").getInt()},
           {"cluster", d.getAs<IntegerAttr>("cluster").getInt()},
+          {"grid", std::move(grid)},
           {"args", std::move(args)}};
       if (info.count(name)) {
         PtxasInfo &i = info[name];

@@ -100,13 +100,53 @@ def pack_args(kernel: dict, args: dict) -> list:
     return values
 
 
-def launch(name: str, grid, args, device_index: int, stream: int, directory=None) -> None:
-    """Launches kernel ``name`` on ``grid`` (up to 3 dims) on a CUDA stream."""
+_GRID_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
+             "floordiv": lambda a, b: a // b, "ceildiv": lambda a, b: -(-a // b),
+             "mod": lambda a, b: a % b}
+# CTAs a grid may have along x, y and z.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
+def grid_of(kernel: dict, args: dict) -> list:
+    """The launch grid that the kernel declares (the manifest's ``grid``:
+    integers, {"arg": name} scalars, {"arg": name, "dim": d} tensor sizes and
+    [op, lhs, rhs]), evaluated on ``args``."""
+    def value(e):
+        if isinstance(e, int):
+            return e
+        if isinstance(e, dict):
+            arg = args[e["arg"]]
+            return int(arg.shape[e["dim"]]) if "dim" in e else int(arg)
+        op, lhs, rhs = e
+        a, b = value(lhs), value(rhs)
+        if op in ("floordiv", "ceildiv", "mod") and b == 0:
+            raise KernelError(f"{kernel['name']}: its grid divides by zero ({e})")
+        return _GRID_OPS[op](a, b)
+    return [value(e) for e in kernel["grid"]]
+
+
+def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
+           directory=None) -> None:
+    """Launches kernel ``name`` on a CUDA stream with ``args`` by name. The
+    grid is the one the kernel declares, computed from the arguments; only a
+    kernel that declares none takes ``grid`` (up to 3 dims). An empty grid
+    launches nothing."""
     kernel = load_manifest(directory).get(name)
     if kernel is None:
         raise KernelError(f"no compiled kernel {name} in {directory or kernels_dir()}")
     values = pack_args(kernel, args)
+    if kernel.get("grid"):
+        if grid is not None:
+            raise KernelError(f"{name} declares its grid; do not pass one")
+        grid = grid_of(kernel, args)
+    elif grid is None:
+        raise KernelError(f"{name} declares no grid: pass one")
     grid = list(grid) + [1] * (3 - len(grid))
+    if 0 in grid:
+        return
+    for axis, n, most in zip("xyz", grid, _GRID_LIMITS):
+        if not 0 < n <= most:
+            raise KernelError(f"{name}: a grid of {n} CTAs along {axis} (at most {most})")
     cluster = kernel.get("cluster", 1)
     if grid[0] % cluster:
         raise KernelError(f"{name} runs in clusters of {cluster} CTAs along x: its grid "

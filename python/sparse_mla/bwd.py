@@ -502,12 +502,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         delta = preprocess(o, do, out=scratch["delta"].view(o.shape[:-1]))
         lse_in = lse.view(tokens, h)
         if attn_sink is not None:
-            _runtime.launch("sparse_mla_sink", [plan.chunks, -(-h // 128)],
+            _runtime.launch("sparse_mla_sink",
                             dict(lse=lse_in, delta=delta.view(tokens, h), sink=attn_sink,
                                  lse_out=scratch["lse"], partial=scratch["partial"],
                                  chunk=SINK_CHUNK, to_base2=1.0 if lse_base2 else LOG2E),
                             device, stream)
-            _runtime.launch("sparse_mla_sink_sum", [-(-h // 128)],
+            _runtime.launch("sparse_mla_sink_sum",
                             dict(partial=scratch["partial"], d_sink=d_sink), device, stream)
             lse_in = scratch["lse"]
     elif d_sink is not None:
@@ -532,7 +532,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 keys = scratch["keys"][:n * g]
                 bits = scratch["bits"][:n * g]
                 counts = scratch["counts"][:n]
-                _runtime.launch(select_union(skv, t * topk), [n, g],
+                _runtime.launch(select_union(skv, t * topk),
                                 dict(indices=idx, lengths=lengths, keys=keys, bits=bits,
                                      counts=counts.view(-1), seq_len=s, kv_len=skv,
                                      tile_tokens=t, first_tile=first,
@@ -543,7 +543,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 clock.zero_()
             computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
             _runtime.launch(
-                plan.name, [n, g * plan.blocks],
+                plan.name,
                 dict(q=q_rows, kv=kv_rows, do=do_rows, keys=keys, bits=bits, counts=counts,
                      lse=lse_in.view(tokens, h), delta=delta.view(tokens, h), dq=rows_view(dq),
                      dkv=f32_ws.view(-1, dqk), dkv_fixed=fixed_ws.view(-1, dqk),

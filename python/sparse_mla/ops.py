@@ -4,8 +4,6 @@ import torch
 
 from . import _runtime
 
-_ROWS_PER_CTA = 64
-
 
 def check_tensor(name, t, dtype, ndim=None, min_ndim=None, contiguous=True):
     """Common checks of a tensor argument: type, dtype, rank and, unless the
@@ -87,7 +85,7 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
     rows = o.numel() // d if d else 0
     if rows == 0 or d == 0:
         return out.zero_()
-    _runtime.launch("sparse_mla_preprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
+    _runtime.launch("sparse_mla_preprocess",
                     dict(o=rows_view(o), do=rows_view(do), delta=out.view(rows)),
                     o.device.index, _stream(o.device))
     return out
@@ -134,7 +132,7 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     none_bf16 = ws.new_empty((0, c), dtype=torch.bfloat16)
     none_f32 = ws.new_empty((0, c), dtype=torch.float32)
     none_i64 = ws.new_empty((0, c), dtype=torch.int64)
-    _runtime.launch("sparse_mla_postprocess", [(rows + _ROWS_PER_CTA - 1) // _ROWS_PER_CTA],
+    _runtime.launch("sparse_mla_postprocess",
                     dict(ws=none_f32 if fixed else ws.view(rows, c),
                          fixed=ws.view(rows, c) if fixed else none_i64,
                          dkv=none_bf16 if f32 else rows_view(out),

@@ -699,7 +699,7 @@ tile.kernel @counters(%clock: memref<?x?xi32>, %out: memref<?xi32>) warpgroups(1
 // (address space 7, st.shared::cluster); a remote arrival that releases at
 // cluster scope; waits that acquire at it; a cluster barrier before return.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: cluster = 2 : i64, name = "pair"
+// CHECK-SAME: cluster = 2 : i64, grid = [], name = "pair"
 // CHECK: gpu.func @pair
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 // CHECK: nvvm.read.ptx.sreg.cluster.ctarank : i32

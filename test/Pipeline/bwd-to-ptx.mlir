@@ -68,12 +68,10 @@
 // JSON:      "name": "sparse_mla_bwd_d512_det0_dk1448_dq1320_dqk576_dv1384_hp64_hw32",
 // JSON:      "shared_bytes": 230432,
 // JSON:      "spill_stores": 0,
-// This variant keeps up to 24 bytes in local memory, none of them read in
-// the block loop: 8 that only the key ranges' clock reads (once per range a
-// CTA enters) and 16 stored in the prologue and read once after warpgroup
-// 0's loop (the dq store).
+// This variant keeps 8 bytes in local memory that only the key ranges'
+// clock reads (once per range a CTA enters), not the loop.
 // JSON:      "name": "sparse_mla_bwd_d512_det0_dk1384_dq1256_dqk512_dv1384_hp64_hw32",
-// JSON:      "spill_stores": {{0|8|16|24}},
+// JSON:      "spill_stores": {{0|8}},
 // JSON:      "name": "sparse_mla_bwd_d512_det1_dk1448_dq1320_dqk576_dv1384_hp32_hw16",
 // JSON:      "spill_stores": 0,
 // JSON:      "name": "sparse_mla_bwd_d512_det1_dk1384_dq1256_dqk512_dv1384_hp32_hw16",

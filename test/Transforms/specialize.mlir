@@ -133,3 +133,19 @@ tile.kernel @nested(%out: memref<?xf32>) warpgroups(1) variants([{a = 0, b = 1},
     tile.store %v, %out[%c0] : !tile.reg<64xf32>, memref<?xf32>
   }
 }
+
+// -----
+
+// A grid's shape parameters become the variant's constants; the argument
+// symbols stay.
+// CHECK: #[[G16:.*]] = affine_map<()[s0, s1] -> (s0 ceildiv 16, s1)>
+// CHECK: #[[G32:.*]] = affine_map<()[s0, s1] -> (s0 ceildiv 32, s1)>
+// CHECK-LABEL: tile.kernel @rows_per16
+// CHECK-SAME: grid(#[[G16]], %out[0], %n)
+// CHECK-LABEL: tile.kernel @rows_per32
+// CHECK-SAME: grid(#[[G32]], %out[0], %n)
+tile.kernel @rows(%out: memref<?x?xf32>, %n: index) warpgroups(1)
+    grid(affine_map<()[rows, per, n] -> (rows ceildiv per, n)>, %out[0], {per}, %n)
+    variants([{per = 16}, {per = 32}]) {
+  %per = tile.param "per" : index
+}

@@ -19,8 +19,8 @@ def exchange(probes, clusters, rounds, stages, async_writes, seed):
     src = torch.randint(-8, 9, (ctas * 64, 64), device="cuda", generator=g).float()
     out = torch.full_like(src, float("nan"))
     args = dict(src=src, out=out, rounds=rounds, stages=stages, async_writes=async_writes)
-    _runtime.launch("cluster_exchange_probe", [ctas], args, 0,
-                    torch.cuda.current_stream().cuda_stream, directory=probes)
+    _runtime.launch("cluster_exchange_probe", args, 0, torch.cuda.current_stream().cuda_stream,
+                    grid=[ctas], directory=probes)
     torch.cuda.synchronize()
     peer = src.view(ctas, 64, 64)[torch.arange(ctas, device="cuda") ^ 1]
     return out.view(ctas, 64, 64), peer * (rounds * (rounds + 1) // 2)
@@ -39,6 +39,6 @@ def test_cluster_pairs_trade_tiles_every_round(clusters, rounds, stages, async_w
 def test_a_grid_of_part_of_a_cluster_is_rejected(probes):
     src = torch.zeros(3 * 64, 64)
     with pytest.raises(_runtime.KernelError, match="clusters of 2 CTAs along x"):
-        _runtime.launch("cluster_exchange_probe", [3],
+        _runtime.launch("cluster_exchange_probe",
                         dict(src=src, out=src, rounds=1, stages=1, async_writes=0), 0, 0,
-                        directory=probes)
+                        grid=[3], directory=probes)

@@ -17,9 +17,9 @@ def test_conversions_keep_every_element_in_place(rows, probes):
     src = torch.randn(rows, 64, device="cuda", generator=g)
     mma_out = torch.full_like(src, float("nan"))
     back_out = torch.full_like(src, float("nan"))
-    _runtime.launch("convert_layout_probe", [1],
+    _runtime.launch("convert_layout_probe",
                     dict(src=src, mma_out=mma_out, back_out=back_out), 0,
-                    torch.cuda.current_stream().cuda_stream, directory=probes)
+                    torch.cuda.current_stream().cuda_stream, grid=[1], directory=probes)
     torch.cuda.synchronize()
     assert torch.equal(mma_out, src + 1)
     assert torch.equal(back_out, src + 1)

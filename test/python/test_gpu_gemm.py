@@ -23,8 +23,8 @@ def test_gemm_matches_float64(kind, h, probes):
            "dkv": p.double() @ q.double()[:, 64:128],
            "rega": p.double() @ q.double()[:, 64:128]}[kind]
     out = torch.full(ref.shape, float("nan"), device="cuda")
-    _runtime.launch(f"probe_{kind}_h{h}", [1], dict(k=k, q=q, p=p, c=out), 0,
-                    torch.cuda.current_stream().cuda_stream, directory=probes)
+    _runtime.launch(f"probe_{kind}_h{h}", dict(k=k, q=q, p=p, c=out), 0,
+                    torch.cuda.current_stream().cuda_stream, grid=[1], directory=probes)
     torch.cuda.synchronize()
     assert torch.isfinite(out).all()
     err = (out.double() - ref).norm() / ref.norm()

@@ -23,7 +23,7 @@ def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
     name = sparse_mla.bwd.select_union(kv_len, width)
     lengths = (indices.new_empty(tokens, 0) if topk_length is None
                else topk_length.view(tokens, -1))
-    _runtime.launch(name, [tiles, g],
+    _runtime.launch(name,
                     dict(indices=indices, lengths=lengths, keys=keys, bits=bits, counts=counts,
                          seq_len=seq_len, kv_len=kv_len, tile_tokens=tile_tokens,
                          first_tile=first, causal=int(is_causal), q_offset=q_offset),

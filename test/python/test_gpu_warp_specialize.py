@@ -17,9 +17,8 @@ def test_producer_and_consumer_hand_over_every_block(n, probes):
     src = torch.randn(777, 64, device="cuda", generator=g).to(torch.bfloat16)
     idx = torch.randint(-1, 777, (n,), device="cuda", generator=g, dtype=torch.int32)
     out = torch.full((n, 64), float("nan"), device="cuda")
-    _runtime.launch("warp_specialize_probe", [1], dict(src=src, idx=idx, out=out, n=n), 0,
-                    torch.cuda.current_stream().cuda_stream,
-                    directory=probes)
+    _runtime.launch("warp_specialize_probe", dict(src=src, idx=idx, out=out, n=n), 0,
+                    torch.cuda.current_stream().cuda_stream, grid=[1], directory=probes)
     torch.cuda.synchronize()
     ref = torch.where((idx >= 0)[:, None], src[idx.clamp(min=0).long()].float(),
                       torch.zeros((), device="cuda"))

@@ -69,6 +69,43 @@ def test_wrong_rank_for_the_abi_is_rejected():
                                         ws=torch.zeros(3)))
 
 
+def test_kernels_declare_their_grids():
+    # The grid comes from the manifest, evaluated on the arguments: 64 rows a
+    # CTA for the pre- and postprocess, 128 heads a CTA for the sink, a
+    # (tile, group) per CTA for the union, and for the backward a tile per x
+    # and G blocks of hp columns per y.
+    kernels = sparse_mla.load_manifest()
+    rows = dict(o=torch.zeros(130, 8), do=torch.zeros(130, 8), delta=torch.zeros(130))
+    assert _runtime.grid_of(kernels["sparse_mla_preprocess"], rows) == [3]
+    post = kernels["sparse_mla_postprocess"]
+    assert _runtime.grid_of(post, post_args(torch.zeros(64, 16), torch.zeros(64, 16))) == [1]
+    fixed = dict(post_args(torch.zeros(0, 16), torch.zeros(65, 16)),
+                 fixed=torch.zeros(65, 16, dtype=torch.int64))
+    assert _runtime.grid_of(post, fixed) == [2]
+    sink = dict(lse=torch.zeros(10, 129), partial=torch.zeros(4, 129))
+    assert _runtime.grid_of(kernels["sparse_mla_sink"], sink) == [4, 2]
+    assert _runtime.grid_of(kernels["sparse_mla_sink_sum"], sink) == [2]
+    union = next(k for n, k in kernels.items() if n.startswith("sparse_mla_union"))
+    grid = _runtime.grid_of(union, dict(counts=torch.zeros(21), indices=torch.zeros(9, 3, 4)))
+    assert grid == [7, 3]
+    for name, bwd in kernels.items():
+        if name.startswith("sparse_mla_bwd_"):
+            hp = bwd["params"]["hp"]
+            args = dict(keys=torch.zeros(10 * 2, 8), groups=2, heads_per_group=hp + 1)
+            assert _runtime.grid_of(bwd, args) == [10, 2 * 2], name
+
+
+def test_a_declared_grid_is_not_passed_and_a_missing_one_is():
+    ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
+    with pytest.raises(sparse_mla.KernelError, match="declares its grid; do not pass one"):
+        _runtime.launch("sparse_mla_postprocess", post_args(ws, out), 0, 0, grid=[1])
+    kernels = sparse_mla.load_manifest()
+    kernel = dict(kernels["sparse_mla_sink_sum"], grid=[["ceildiv", {"arg": "partial",
+                                                                       "dim": 1}, 0]])
+    with pytest.raises(sparse_mla.KernelError, match="divides by zero"):
+        _runtime.grid_of(kernel, dict(partial=torch.zeros(2, 3)))
+
+
 @pytest.mark.parametrize("bad, match", [
     (lambda o, do: ("x", do), "o must be a torch.Tensor"),
     (lambda o, do: (o.float(), do), "o must be torch.bfloat16"),
@@ -159,7 +196,7 @@ def test_runtime_reports_a_missing_driver(monkeypatch):
     kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
-        _runtime.launch("sparse_mla_postprocess", [1], post_args(ws, out), 0, 0)
+        _runtime.launch("sparse_mla_postprocess", post_args(ws, out), 0, 0)
 
 
 def bwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_v=512, d_tail=64):

@@ -1242,3 +1242,31 @@ func.func @key_clock_of_float_counters(%c: memref<?x?xf32>, %k: memref<?x?xi32>,
   }
   return
 }
+// -----
+// expected-error @+1 {{grid map has no dimensions and 1 to 3 results (x, y, z), not affine_map<(d0) -> (d0)>}}
+tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<(d0) -> (d0)>) {
+}
+// -----
+// expected-error @+1 {{grid map has no dimensions and 1 to 3 results (x, y, z)}}
+tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0] -> (s0, s0, s0, s0)>, %n) {
+}
+// -----
+// expected-error @+1 {{grid map has 2 symbols but 1 are bound}}
+tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0, s1] -> (s0 + s1)>, %n) {
+}
+// -----
+// expected-error @+1 {{grid symbol %m is not an argument}}
+tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %m) {
+}
+// -----
+// expected-error @+1 {{grid symbol %t is a tensor of rank 2: give a dimension of it}}
+tile.kernel @k(%t: memref<?x?xf32>) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %t[2]) {
+}
+// -----
+// expected-error @+1 {{grid symbol %x is a size: an integer scalar or a tensor's dimension}}
+tile.kernel @k(%x: f32) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %x) {
+}
+// -----
+// expected-error @+1 {{grid symbol #0 is shape parameter 'hp', but the kernel has no variants to bind it}}
+tile.kernel @k() warpgroups(1) grid(affine_map<()[s0] -> (s0)>, {hp}) {
+}

@@ -54,6 +54,40 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     result.addAttribute(getClusterAttrName(result.name), b.getI32IntegerAttr(cluster));
   }
+  if (succeeded(parser.parseOptionalKeyword("grid"))) {
+    AffineMapAttr map;
+    SmallVector<Attribute> symbols;
+    if (parser.parseLParen() || parser.parseAttribute(map))
+      return failure();
+    while (succeeded(parser.parseOptionalComma())) {
+      SmallVector<NamedAttribute> symbol;
+      StringRef param;
+      if (succeeded(parser.parseOptionalLBrace())) {
+        if (parser.parseKeyword(&param) || parser.parseRBrace())
+          return failure();
+        symbols.push_back(b.getDictionaryAttr(b.getNamedAttr("param", b.getStringAttr(param))));
+        continue;
+      }
+      OpAsmParser::UnresolvedOperand arg;
+      SMLoc loc = parser.getCurrentLocation();
+      if (parser.parseOperand(arg))
+        return failure();
+      if (llvm::none_of(args, [&](auto &a) { return a.ssaName.name == arg.name; }))
+        return parser.emitError(loc, "grid symbol ") << arg.name << " is not an argument";
+      symbol.push_back(b.getNamedAttr("arg", b.getStringAttr(arg.name.drop_front())));
+      if (succeeded(parser.parseOptionalLSquare())) {
+        int64_t dim;
+        if (parser.parseInteger(dim) || parser.parseRSquare())
+          return failure();
+        symbol.push_back(b.getNamedAttr("dim", b.getI64IntegerAttr(dim)));
+      }
+      symbols.push_back(b.getDictionaryAttr(symbol));
+    }
+    if (parser.parseRParen())
+      return failure();
+    result.addAttribute(getGridAttrName(result.name), map);
+    result.addAttribute(getGridSymbolsAttrName(result.name), b.getArrayAttr(symbols));
+  }
   if (succeeded(parser.parseOptionalKeyword("variants"))) {
     ArrayAttr variants;
     if (parser.parseLParen() || parser.parseAttribute(variants) ||
@@ -88,13 +122,27 @@ void KernelOp::print(OpAsmPrinter &p) {
   p << " warpgroups(" << getWarpgroups() << ")";
   if (std::optional<uint32_t> cluster = getCluster())
     p << " cluster(" << *cluster << ")";
+  if (AffineMapAttr grid = getGridAttr()) {
+    p << " grid(" << grid;
+    for (Attribute a : getGridSymbolsAttr()) {
+      auto symbol = cast<DictionaryAttr>(a);
+      if (auto param = symbol.getAs<StringAttr>("param")) {
+        p << ", {" << param.getValue() << "}";
+        continue;
+      }
+      p << ", %" << symbol.getAs<StringAttr>("arg").getValue();
+      if (auto dim = symbol.getAs<IntegerAttr>("dim"))
+        p << "[" << dim.getInt() << "]";
+    }
+    p << ")";
+  }
   if (ArrayAttr variants = getVariantsAttr())
     p << " variants(" << variants << ")";
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
        getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName(),
-       getArgNamesAttrName()});
+       getArgNamesAttrName(), getGridAttrName(), getGridSymbolsAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
@@ -139,6 +187,48 @@ LogicalResult KernelOp::verify() {
     if (!type.isIntOrIndexOrFloat())
       return emitOpError("argument #")
              << i << " must be a memref or a scalar, got " << type;
+  }
+  return verifyGrid();
+}
+
+/// The grid is x, y, z at most, each a function of sizes: integer scalars,
+/// dimensions of tensors, or shape parameters.
+LogicalResult KernelOp::verifyGrid() {
+  AffineMapAttr grid = getGridAttr();
+  ArrayAttr symbols = getGridSymbolsAttr();
+  if (!grid && !symbols)
+    return success();
+  if (!grid || !symbols)
+    return emitOpError("needs both a grid map and its symbols");
+  AffineMap map = grid.getValue();
+  if (map.getNumDims() || map.getNumResults() < 1 || map.getNumResults() > 3)
+    return emitOpError("grid map has no dimensions and 1 to 3 results (x, y, z), not ") << grid;
+  if (map.getNumSymbols() != symbols.size())
+    return emitOpError("grid map has ") << map.getNumSymbols() << " symbols but "
+                                        << symbols.size() << " are bound";
+  ArrayAttr names = getArgNamesAttr();
+  for (auto [i, a] : llvm::enumerate(symbols)) {
+    auto symbol = cast<DictionaryAttr>(a);
+    if (auto param = symbol.getAs<StringAttr>("param")) {
+      if (!getVariantsAttr())
+        return emitOpError("grid symbol #") << i << " is shape parameter '" << param.getValue()
+                                           << "', but the kernel has no variants to bind it";
+      continue;
+    }
+    auto name = symbol.getAs<StringAttr>("arg");
+    auto it = name ? llvm::find(names, name) : names.end();
+    if (it == names.end())
+      return emitOpError("grid symbol #") << i << " is not an argument";
+    Type type = getArgumentTypes()[it - names.begin()];
+    auto dim = symbol.getAs<IntegerAttr>("dim");
+    if (auto memref = dyn_cast<MemRefType>(type)) {
+      if (!dim || dim.getInt() < 0 || dim.getInt() >= memref.getRank())
+        return emitOpError("grid symbol %") << name.getValue() << " is a tensor of rank "
+                                            << memref.getRank() << ": give a dimension of it";
+    } else if (dim || !type.isIntOrIndex()) {
+      return emitOpError("grid symbol %") << name.getValue()
+                                          << " is a size: an integer scalar or a tensor's dimension";
+    }
   }
   return success();
 }

@@ -40,12 +40,22 @@ struct KeyClock {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
 
-  /// This CTA's round: round_ctas CTAs in launch order, x fastest.
-  Value round(OpBuilder &b, Value gridX) {
-    Value y = BlockIdOp::create(b, loc, b.getIndexType(), Dim::y);
-    Value row = arith::MulIOp::create(b, loc, y, gridX);
-    Value x = BlockIdOp::create(b, loc, b.getIndexType(), Dim::x);
-    Value linear = arith::AddIOp::create(b, loc, row, x);
+  /// The CTA's place in launch order (x fastest, then y, then z), and the
+  /// grid's CTAs.
+  std::pair<Value, Value> launchOrder(OpBuilder &b) {
+    Value linear, ctas;
+    for (Dim d : {Dim::z, Dim::y, Dim::x}) {
+      Value id = BlockIdOp::create(b, loc, b.getIndexType(), d);
+      Value size = GridDimOp::create(b, loc, b.getIndexType(), d);
+      linear = linear ? arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, linear, size), id)
+                      : id;
+      ctas = ctas ? arith::MulIOp::create(b, loc, ctas, size) : size;
+    }
+    return {linear, ctas};
+  }
+
+  /// This CTA's round: round_ctas CTAs in launch order.
+  Value round(OpBuilder &b, Value linear) {
     return arith::DivUIOp::create(b, loc, linear, op.getRoundCtas());
   }
 
@@ -86,8 +96,7 @@ struct KeyClock {
                                      /*withElseRegion=*/false);
     {
       OpBuilder t = passAll.getThenBodyBuilder();
-      Value gridX = GridDimOp::create(t, loc, t.getIndexType(), Dim::x);
-      pass(t, round(t, gridX), index(t, 0), ranges, i32(t, 1));
+      pass(t, round(t, launchOrder(t).first), index(t, 0), ranges, i32(t, 1));
     }
 
     b.setInsertionPoint(op);
@@ -107,12 +116,10 @@ struct KeyClock {
     Value moved = arith::CmpIOp::create(t, loc, arith::CmpIPredicate::ugt, upto, from);
     auto ifMoved = scf::IfOp::create(t, loc, moved, /*withElseRegion=*/false);
     OpBuilder m = ifMoved.getThenBodyBuilder();
-    Value gridX = GridDimOp::create(m, loc, m.getIndexType(), Dim::x);
-    Value gridY = GridDimOp::create(m, loc, m.getIndexType(), Dim::y);
-    Value r = round(m, gridX);
+    auto [linear, ctas] = launchOrder(m);
+    Value r = round(m, linear);
     // The round's CTAs: round_ctas, or what is left for the last round.
     Value firstCta = arith::MulIOp::create(m, loc, r, op.getRoundCtas());
-    Value ctas = arith::MulIOp::create(m, loc, gridX, gridY);
     Value left = arith::SubIOp::create(m, loc, ctas, firstCta);
     Value size = arith::IndexCastOp::create(
         m, loc, m.getI32Type(), arith::MinUIOp::create(m, loc, op.getRoundCtas(), left));

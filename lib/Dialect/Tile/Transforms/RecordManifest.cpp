@@ -1,9 +1,9 @@
 //===- RecordManifest.cpp - What the runtime needs to launch a kernel -----===//
 //
 // Records, on the module, one entry per tile.kernel: its name, threads,
-// shared memory, cluster size, its variant's shape parameters and its
-// argument ABI (memrefs as the standard descriptor: rank, element type,
-// static shape; scalars by type). sparse-mla-emit-kernels writes them as the
+// shared memory, cluster size, its variant's shape parameters, its grid as
+// expressions of its arguments and its argument ABI (memrefs as the
+// standard descriptor: rank, element type, static shape; scalars by type). sparse-mla-emit-kernels writes them as the
 // JSON manifest that the runtime loads the kernels by.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +24,26 @@ static std::string typeName(Type t) {
   llvm::raw_string_ostream os(s);
   os << t;
   return s;
+}
+
+/// A grid size as the runtime evaluates it: an integer, a symbol
+/// ({"arg": name} or {"arg": name, "dim": d}), or [op, lhs, rhs].
+static Attribute gridExpr(AffineExpr e, ArrayAttr symbols, Builder &b) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return b.getI64IntegerAttr(c.getValue());
+  if (auto s = dyn_cast<AffineSymbolExpr>(e))
+    return symbols[s.getPosition()];
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  StringRef op;
+  switch (e.getKind()) {
+  case AffineExprKind::Add: op = "add"; break;
+  case AffineExprKind::Mul: op = "mul"; break;
+  case AffineExprKind::FloorDiv: op = "floordiv"; break;
+  case AffineExprKind::CeilDiv: op = "ceildiv"; break;
+  default: op = "mod"; break;
+  }
+  return b.getArrayAttr({b.getStringAttr(op), gridExpr(bin.getLHS(), symbols, b),
+                         gridExpr(bin.getRHS(), symbols, b)});
 }
 
 /// What the runtime needs to launch `kernel`: its arguments' names and ABI
@@ -51,7 +71,12 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
   int64_t shared = 0;
   if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttr))
     shared = attr.getInt();
+  SmallVector<Attribute> grid;
+  if (AffineMapAttr map = kernel.getGridAttr())
+    for (AffineExpr e : map.getValue().getResults())
+      grid.push_back(gridExpr(e, kernel.getGridSymbolsAttr(), b));
   return b.getDictionaryAttr({
+      b.getNamedAttr("grid", b.getArrayAttr(grid)),
       b.getNamedAttr("name", kernel.getSymNameAttr()),
       b.getNamedAttr("threads", b.getI64IntegerAttr(kernel.getNumThreads())),
       b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(shared)),

@@ -75,6 +75,28 @@ static void keepBranchesTaken(KernelOp kernel) {
   });
 }
 
+/// The grid's shape-parameter symbols become the variant's constants.
+static void bindGrid(KernelOp kernel, DictionaryAttr variant) {
+  AffineMapAttr grid = kernel.getGridAttr();
+  if (!grid)
+    return;
+  MLIRContext *ctx = kernel.getContext();
+  SmallVector<AffineExpr> symbols;
+  SmallVector<Attribute> kept;
+  for (Attribute a : kernel.getGridSymbolsAttr()) {
+    auto symbol = cast<DictionaryAttr>(a);
+    if (auto param = symbol.getAs<StringAttr>("param")) {
+      symbols.push_back(getAffineConstantExpr(variant.getAs<IntegerAttr>(param).getInt(), ctx));
+      continue;
+    }
+    symbols.push_back(getAffineSymbolExpr(kept.size(), ctx));
+    kept.push_back(symbol);
+  }
+  AffineMap bound = grid.getValue().replaceDimsAndSymbols({}, symbols, 0, kept.size());
+  kernel.setGridAttr(AffineMapAttr::get(simplifyAffineMap(bound)));
+  kernel.setGridSymbolsAttr(ArrayAttr::get(ctx, kept));
+}
+
 /// Replaces the shape parameters of `kernel` (a clone) by the variant's
 /// values; fails where a bound type is not valid.
 static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
@@ -99,6 +121,7 @@ static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
     param.erase();
   });
   keepBranchesTaken(kernel);
+  bindGrid(kernel, variant);
   return failure(invalid);
 }
 

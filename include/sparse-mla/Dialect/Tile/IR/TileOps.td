@@ -69,6 +69,17 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     ```mlir
     tile.kernel @pair(...) warpgroups(2) cluster(2) { ... }
     ```
+
+    `grid(map, symbols...)` states the launch grid as a function of the
+    arguments, so that the runtime computes it from the manifest: the
+    affine map's results are the grid's x, y and z, its symbols are
+    scalar arguments (`%n`), sizes of tensor arguments (`%o[0]`) or shape
+    parameters (`{hp}`, bound by tile-specialize).
+
+    ```mlir
+    tile.kernel @rows(%o: memref<?x?xbf16>) warpgroups(1)
+        grid(affine_map<()[rows] -> (rows ceildiv 64)>, %o[0]) { ... }
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
@@ -77,7 +88,9 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs,
-                       StrArrayAttr:$arg_names);
+                       StrArrayAttr:$arg_names,
+                       OptionalAttr<AffineMapAttr>:$grid,
+                       OptionalAttr<DictArrayAttr>:$grid_symbols);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -92,6 +105,7 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     int64_t getClusterSize() { return getCluster().value_or(1); }
     /// The names of the shape parameters used in the body, in order of use.
     ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
+    ::mlir::LogicalResult verifyGrid();
   }];
 }
 
