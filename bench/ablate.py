@@ -44,12 +44,12 @@ def _rows_off(text, anchor):
 
 def no_dkv_traffic(text):
     text = _rows_off(text, "        %ds_q = tile.gemm")
-    return _replace(text, "%dkv[%rows, %c0]", "%dkv[%rows_off, %c0]", count=2)
+    return _replace(text, "%dkv[%rows, %c128]", "%dkv[%rows_off, %c128]", count=2)
 
 
 def no_dkv(text):
     start = text.index("        // dKV rows += dS^T Q")
-    end = text.index("        tile.mbarrier_arrive %bars[%pds_free]")
+    end = text.index("        tile.get_exit %pds_ch", start)
     return text[:start] + text[end:]
 
 
