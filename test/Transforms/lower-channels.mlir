@@ -4,7 +4,10 @@
 // partition that gets. Each partition counts its rounds of each side in an
 // i32 carried by the loops and branches around them; round n is slot n % S
 // in phase (n / S) & 1. A put waits for free[s] in the phase before (xor 1),
-// a get for full[s] in the phase; the exits arrive. Counters that count the
+// a get for full[s] in the phase; the exits arrive. Only the get's wait
+// and the put's arrival fence the proxies (a wgmma reads what was written or
+// copied): a producer taking a free slot only writes it, a consumer leaving
+// one has only read it. Counters that count the
 // same rounds (both sides of the producer, here) share one register.
 
 // One stage: the buffer itself, barriers 0 (full) and 1 (free). Warpgroup
@@ -20,15 +23,15 @@
 // CHECK:           scf.if {{.*}} -> (i32, i32)
 // CHECK:             %[[PHASE:.*]] = arith.andi %[[PUT]], %{{.*}} : i32
 // CHECK:             %[[BEFORE:.*]] = arith.xori %[[PHASE]], %{{.*}} : i32
-// CHECK:             tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[BEFORE]]
+// CHECK:             tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[BEFORE]] {for_writes}
 // CHECK:             %[[TOK:.*]] = tile.gather_rows {{.*}} into %[[BUF]]
 // CHECK:             tile.mbarrier_arrive %[[BARS]][%{{.*}}] {after_copies}
 // CHECK:             %[[PUT1:.*]] = arith.addi %[[PUT]], %{{.*}} : i32
 // The producer's get shares the put's counter.
 // CHECK:             %[[GPHASE:.*]] = arith.andi %[[PUT]], %{{.*}} : i32
-// CHECK:             tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[GPHASE]]
+// CHECK:             tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[GPHASE]] :
 // CHECK:             tile.read %[[BUF]]
-// CHECK:             tile.mbarrier_arrive %[[BARS]][%{{.*}}] :
+// CHECK:             tile.mbarrier_arrive %[[BARS]][%{{.*}}] {reads_only}
 // CHECK:             scf.yield %[[PUT1]], %{{.*}} : i32, i32
 // CHECK:           } else {
 // CHECK:             scf.yield %[[PUT]], %[[PUT]] : i32, i32
@@ -37,7 +40,7 @@
 // CHECK:           %[[P:.*]] = arith.andi %[[R]], %{{.*}} : i32
 // CHECK:           tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[P]]
 // CHECK:           tile.read %[[BUF]]
-// CHECK:           tile.mbarrier_arrive %[[BARS]][%{{.*}}] :
+// CHECK:           tile.mbarrier_arrive %[[BARS]][%{{.*}}] {reads_only}
 // CHECK:           arith.addi %[[R]], %{{.*}} : i32
 // CHECK-NOT:   tile.channel
 // CHECK-NOT:   tile.put_

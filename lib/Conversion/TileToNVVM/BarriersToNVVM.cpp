@@ -107,7 +107,8 @@ struct MBarrierArriveLowering : public OpConversionPattern<MBarrierArriveOp> {
     } else {
       // The thread's shared-memory writes before it may next be read by
       // wgmma in a waiting warpgroup (the async proxy).
-      emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
+      if (!op.getReadsOnly())
+        emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
       emitPtx(rewriter, loc, {addr}, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r");
     }
     rewriter.eraseOp(op);
@@ -132,7 +133,8 @@ struct MBarrierWaitLowering : public OpConversionPattern<MBarrierWaitOp> {
             "r,r");
     // Copies that completed on the barrier (cp.async, generic proxy) may
     // next be read by this thread's wgmma (async proxy).
-    emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
+    if (!op.getForWrites())
+      emitPtx(rewriter, loc, {}, "fence.proxy.async.shared::cta;", "");
     rewriter.eraseOp(op);
     return success();
   }

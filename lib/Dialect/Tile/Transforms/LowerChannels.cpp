@@ -177,16 +177,19 @@ struct Channel {
       // The round before this one: for the first round of a slot, the
       // phase before the first, which counts as complete.
       Value before = arith::XOrIOp::create(b, loc, parity(), i32Const(1));
-      MBarrierWaitOp::create(b, loc, bars, free(), before);
+      MBarrierWaitOp::create(b, loc, bars, free(), before, /*for_writes=*/true);
       o->replaceAllUsesWith(buffers());
     } else if (isa<GetEnterOp>(o)) {
-      MBarrierWaitOp::create(b, loc, bars, slot(), parity());
+      MBarrierWaitOp::create(b, loc, bars, slot(), parity(), /*for_writes=*/false);
       o->replaceAllUsesWith(buffers());
     } else if (auto put = dyn_cast<PutExitOp>(o)) {
       MBarrierArriveOp::create(b, loc, bars, slot(), /*after_copies=*/!put.getCopies().empty(),
-                               Value(), Value());
+                               Value(), Value(), /*reads_only=*/false);
     } else {
-      MBarrierArriveOp::create(b, loc, bars, free(), /*after_copies=*/false, Value(), Value());
+      // The consumer only read the slot, its GEMMs waited for: no proxy
+      // hand-over, no fence.
+      MBarrierArriveOp::create(b, loc, bars, free(), /*after_copies=*/false, Value(), Value(),
+                               /*reads_only=*/true);
     }
   }
 };

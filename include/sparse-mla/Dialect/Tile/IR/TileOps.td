@@ -837,9 +837,11 @@ def Tile_MBarrierArriveOp : Tile_Op<"mbarrier_arrive", [AttrSizedOperandSegments
     With `cta %rank`, in a kernel with `cluster(n)`, the arrival is at the
     barrier of the CTA of that rank (release at cluster scope: the thread's
     earlier `tile.write ... cta` are visible to that CTA's waiters).
+    With `reads_only`, the thread only read what the barrier guards (a
+    consumer leaving a buffer, its wgmma waited for): no proxy fence.
   }];
   let arguments = (ins Tile_SmemTile:$bars, Index:$index, UnitAttr:$after_copies,
-                       Optional<Index>:$expect_tx, Optional<Index>:$cta);
+                       Optional<Index>:$expect_tx, Optional<Index>:$cta, UnitAttr:$reads_only);
   let assemblyFormat = [{
     $bars `[` $index `]` (`expect_tx` $expect_tx^)? (`cta` $cta^)? attr-dict `:` qualified(type($bars))
   }];
@@ -855,9 +857,10 @@ def Tile_MBarrierWaitOp : Tile_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemW
     read what copies completed on the barrier. The phase before the first
     counts as complete:
     a producer's first wait for a free buffer, with parity 1, returns at
-    once.
+    once. With `for_writes`, the thread next only writes what the barrier
+    guards (a producer taking a free buffer): no proxy fence.
   }];
-  let arguments = (ins Tile_SmemTile:$bars, Index:$index, I32:$parity);
+  let arguments = (ins Tile_SmemTile:$bars, Index:$index, I32:$parity, UnitAttr:$for_writes);
   let assemblyFormat = [{
     $bars `[` $index `]` `,` $parity attr-dict `:` qualified(type($bars))
   }];
