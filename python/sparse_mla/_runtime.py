@@ -104,7 +104,7 @@ _GRID_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
              "floordiv": lambda a, b: a // b, "ceildiv": lambda a, b: -(-a // b),
              "mod": lambda a, b: a % b}
 # CTAs a grid may have along x, y and z.
-_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
 
 
 def grid_of(kernel: dict, args: dict) -> list:
@@ -144,7 +144,7 @@ def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
     grid = list(grid) + [1] * (3 - len(grid))
     if 0 in grid:
         return
-    for axis, n, most in zip("xyz", grid, _GRID_LIMITS):
+    for axis, n, most in zip("xyz", grid, GRID_LIMITS):
         if not 0 < n <= most:
             raise KernelError(f"{name}: a grid of {n} CTAs along {axis} (at most {most})")
     cluster = kernel.get("cluster", 1)

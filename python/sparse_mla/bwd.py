@@ -255,7 +255,7 @@ class _Plan:
         self.unions = self.t > 1 or self.ranges > 0
         self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic)
         self.blocks = -(-heads // self.per_cta)
-        if g * self.blocks > 65535:
+        if g * self.blocks > _runtime.GRID_LIMITS[1]:
             raise ValueError(f"G * ceil(H/G / {self.per_cta}) = {g * self.blocks} exceeds "
                              f"the grid")
         self.tiles = b * -(-s // self.t)

@@ -600,6 +600,13 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
 // CHECK:   nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c128_i32
 // CHECK:   "fence.proxy.async.shared::cta;"
 // CHECK-NEXT: "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
+// A wait before writes only and an arrival after reads only hand nothing
+// between the proxies: no fence.
+// CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-NOT: fence.proxy
+// CHECK:     "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
+// CHECK-NOT: fence.proxy
+// CHECK: gpu.return
 tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -612,6 +619,8 @@ tile.kernel @partitions(%n: index, %p: i32) warpgroups(2) {
   }, {
     tile.barrier warpgroups([1])
     tile.mbarrier_arrive %bars[%c0] : !tile.smem<1x2xi64>
+    tile.mbarrier_wait %bars[%c1], %p {for_writes} : !tile.smem<1x2xi64>
+    tile.mbarrier_arrive %bars[%c0] {reads_only} : !tile.smem<1x2xi64>
   }
 }
 

@@ -117,36 +117,25 @@ LogicalResult ChannelOp::verify() {
   return success();
 }
 
-/// An enter is left in its own block, before that side enters again.
-template <typename Exit, typename Enter>
-static LogicalResult verifyExitFollows(Enter op) {
-  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-    if (auto exit = dyn_cast<Exit>(next); exit && exit.getChannel() == op.getChannel())
+/// An enter and its exit stand in one block: the nearest op of the same side
+/// of the channel after an enter (before an exit) is its pair.
+template <typename Pair, typename Same, typename Op>
+static LogicalResult verifyPaired(Op op, bool forward) {
+  auto step = [&](Operation *o) { return forward ? o->getNextNode() : o->getPrevNode(); };
+  for (Operation *o = step(op); o; o = step(o)) {
+    if (auto pair = dyn_cast<Pair>(o); pair && pair.getChannel() == op.getChannel())
       return success();
-    if (auto enter = dyn_cast<Enter>(next); enter && enter.getChannel() == op.getChannel())
+    if (auto same = dyn_cast<Same>(o); same && same.getChannel() == op.getChannel())
       break;
   }
-  return op.emitOpError("has no ") << Exit::getOperationName()
-                                   << " of its channel after it in its block";
+  return op.emitOpError("has no ") << Pair::getOperationName() << " of its channel "
+                                   << (forward ? "after" : "before") << " it in its block";
 }
 
-/// An exit leaves the enter before it in its block.
-template <typename Enter, typename Exit>
-static LogicalResult verifyEnterPrecedes(Exit op) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (auto enter = dyn_cast<Enter>(prev); enter && enter.getChannel() == op.getChannel())
-      return success();
-    if (auto exit = dyn_cast<Exit>(prev); exit && exit.getChannel() == op.getChannel())
-      break;
-  }
-  return op.emitOpError("has no ") << Enter::getOperationName()
-                                   << " of its channel before it in its block";
-}
-
-LogicalResult PutEnterOp::verify() { return verifyExitFollows<PutExitOp>(*this); }
-LogicalResult GetEnterOp::verify() { return verifyExitFollows<GetExitOp>(*this); }
-LogicalResult PutExitOp::verify() { return verifyEnterPrecedes<PutEnterOp>(*this); }
-LogicalResult GetExitOp::verify() { return verifyEnterPrecedes<GetEnterOp>(*this); }
+LogicalResult PutEnterOp::verify() { return verifyPaired<PutExitOp, PutEnterOp>(*this, true); }
+LogicalResult GetEnterOp::verify() { return verifyPaired<GetExitOp, GetEnterOp>(*this, true); }
+LogicalResult PutExitOp::verify() { return verifyPaired<PutEnterOp, PutExitOp>(*this, false); }
+LogicalResult GetExitOp::verify() { return verifyPaired<GetEnterOp, GetExitOp>(*this, false); }
 
 /// An enter gives the slot's buffers, one per type of the channel.
 static LogicalResult inferSlotTypes(ValueRange operands, SmallVectorImpl<Type> &types) {

@@ -33,7 +33,7 @@ namespace {
 
 enum class Side { Put, Get };
 
-/// The side of a channel op, and whether it leaves its slot.
+/// The side of a channel op; exits leave their slot.
 static std::optional<Side> sideOf(Operation *op) {
   if (isa<PutEnterOp, PutExitOp>(op))
     return Side::Put;
@@ -218,7 +218,7 @@ static LogicalResult lowerChannel(ChannelOp op) {
 
   OpBuilder b(op);
   Location loc = op.getLoc();
-  int64_t s = type.getStages();
+  int64_t s = ch.stages;
   for (Type buffer : type.getBuffers()) {
     auto tile = cast<SmemTileType>(buffer);
     SmallVector<int64_t> shape(tile.getShape());

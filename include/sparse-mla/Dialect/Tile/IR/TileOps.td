@@ -688,8 +688,9 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
     Inside, ops that need the whole CTA (`tile.barrier` without
     `warpgroups`, CTA-wide `tile.gather_rows`, `tile.wait`) are not
     allowed; `tile.any` and split chains (tile-split-d) work over the
-    partition's warpgroups. Partitions hand data over through shared memory
-    and mbarriers (`tile.mbarrier_*`) or scoped barriers.
+    partition's warpgroups. Partitions hand data over through channels
+    (`tile.channel`), or through shared memory with mbarriers
+    (`tile.mbarrier_*`) or scoped barriers.
 
     ```mlir
     tile.warp_specialize warpgroups([2, 1]) registers([232, 40]) {
