@@ -1,23 +1,24 @@
 // RUN: sparse-mla-opt %s -split-input-file --pass-pipeline='builtin.module(tile.kernel(tile-lower-channels))' -verify-diagnostics | FileCheck %s
 // A channel becomes its buffers and a 1 x 2S tile of mbarriers, full[s]
 // expecting the producer partition's threads and free[s] those of every
-// partition that gets. Each partition counts its rounds of each side in an
-// i32 carried by the loops and branches around them; round n is slot n % S
-// in phase (n / S) & 1. A put waits for free[s] in the phase before (xor 1),
-// a get for full[s] in the phase; the exits arrive. Only the get's wait
-// and the put's arrival fence the proxies (a wgmma reads what was written or
-// copied): a producer taking a free slot only writes it, a consumer leaving
-// one has only read it. Counters that count the
-// same rounds (both sides of the producer, here) share one register.
+// other partition that gets. Each partition counts its rounds of each side
+// in an i32 carried by the loops and branches around them; round n is slot
+// n % S in phase (n / S) & 1. A put waits for free[s] in the phase before
+// (xor 1), a get for full[s] in the phase; the exits arrive. Only the get's
+// wait and the put's arrival fence the proxies (a wgmma reads what was
+// written or copied): a producer taking a free slot only writes it, a
+// consumer leaving one has only read it. Counters that count the same
+// rounds (both sides of the producer, here) share one register.
 
 // One stage: the buffer itself, barriers 0 (full) and 1 (free). Warpgroup
-// 0 puts and gets; warpgroup 1 gets: full expects 128 threads, free 256.
+// 0 puts and gets; warpgroup 1 gets: full and free expect 128 threads each.
+// The producer waits on full for its own copies, and leaves its slot in
+// program order: no arrival at free.
 // CHECK-LABEL: tile.kernel @one_stage
 // CHECK:       %[[BUF:.*]] = tile.alloc : !tile.smem<64x64xbf16>
 // CHECK:       %[[BARS:.*]] = tile.alloc : !tile.smem<1x2xi64>
-// CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
-// CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
-// CHECK:       tile.mbarrier_init %[[BARS]], %[[C128]], %[[C256]]
+// CHECK:       %[[C128:.*]] = arith.constant 128 : index
+// CHECK:       tile.mbarrier_init %[[BARS]], %[[C128]] :
 // CHECK:       tile.warp_specialize
 // CHECK:         scf.for {{.*}} iter_args(%[[PUT:.*]] = %{{.*}}, %[[GET:.*]] = %{{.*}}) -> (i32, i32)
 // CHECK:           scf.if {{.*}} -> (i32, i32)
@@ -31,7 +32,7 @@
 // CHECK:             %[[GPHASE:.*]] = arith.andi %[[PUT]], %{{.*}} : i32
 // CHECK:             tile.mbarrier_wait %[[BARS]][%{{.*}}], %[[GPHASE]] :
 // CHECK:             tile.read %[[BUF]]
-// CHECK:             tile.mbarrier_arrive %[[BARS]][%{{.*}}] {reads_only}
+// CHECK-NOT:         tile.mbarrier_arrive
 // CHECK:             scf.yield %[[PUT1]], %{{.*}} : i32, i32
 // CHECK:           } else {
 // CHECK:             scf.yield %[[PUT]], %[[PUT]] : i32, i32
@@ -140,5 +141,87 @@ tile.kernel @other_region(%n: index) warpgroups(2) {
   }, {
     %out = tile.get_enter %ch : !chan
     tile.get_exit %ch : !chan
+  }
+}
+
+// -----
+
+// A slot its producer wrote with its own threads: the producer's get is
+// the partition's named barrier (its arrival at full fenced the writes),
+// not a round trip through full. Two warpgroups put; the third gets: full
+// expects 256 threads, free 128.
+// CHECK-LABEL: tile.kernel @written_by_producer
+// CHECK:       %[[BARS:.*]] = tile.alloc : !tile.smem<1x2xi64>
+// CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
+// CHECK:       tile.mbarrier_init %[[BARS]], %[[C256]], %[[C128]]
+// CHECK:       tile.warp_specialize
+// CHECK:         tile.mbarrier_wait %[[BARS]][%{{.*}}], %{{.*}} {for_writes}
+// CHECK:         tile.write
+// CHECK:         tile.mbarrier_arrive %[[BARS]][%{{.*}}] :
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    arith.addi
+// CHECK-NEXT:    tile.barrier warpgroups([0, 1])
+// CHECK-NEXT:    tile.read
+// CHECK-NOT:     tile.mbarrier_arrive
+// CHECK:         scf.yield
+// CHECK:       }, {
+// CHECK:         tile.mbarrier_wait
+// CHECK:         tile.mbarrier_arrive %[[BARS]][%{{.*}}] {reads_only}
+!probs = !tile.smem<64x32xbf16>
+!chan = !tile.channel<!probs>
+tile.kernel @written_by_producer(%n: index) warpgroups(3) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %ch = tile.channel : !chan
+  tile.warp_specialize warpgroups([2, 1]) registers([160, 160]) {
+    scf.for %j = %c0 to %n step %c1 {
+      %p = tile.put_enter %ch : !chan
+      %z = tile.splat %zero : !tile.reg<64x32xf32>
+      tile.write %z, %p : !tile.reg<64x32xf32>, !probs
+      tile.put_exit %ch : !chan
+      %q = tile.get_enter %ch : !chan
+      %x = tile.read %q : !probs -> !tile.reg<64x32xbf16>
+      tile.get_exit %ch : !chan
+    }
+  }, {
+    scf.for %j = %c0 to %n step %c1 {
+      %q = tile.get_enter %ch : !chan
+      %x = tile.read %q : !probs -> !tile.reg<64x32xbf16>
+      tile.get_exit %ch : !chan
+    }
+  }
+}
+
+// -----
+
+// Only the producer gets: no free barriers, no wait to put.
+// CHECK-LABEL: tile.kernel @only_the_producer_gets
+// CHECK:       %[[BARS:.*]] = tile.alloc : !tile.smem<1x1xi64>
+// CHECK:       tile.warp_specialize
+// CHECK-NOT:     {for_writes}
+// CHECK:         tile.mbarrier_arrive %[[BARS]][%{{.*}}] {after_copies}
+// CHECK:         tile.mbarrier_wait %[[BARS]][%{{.*}}], %{{.*}} :
+// CHECK-NOT:     tile.mbarrier_arrive
+// CHECK:       }, {
+!buf = !tile.smem<64x64xbf16>
+!chan = !tile.channel<!buf>
+tile.kernel @only_the_producer_gets(%kv: memref<?x?xbf16>, %n: index) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %rows = tile.iota along 0 : !tile.reg<64xi32>
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    scf.for %j = %c0 to %n step %c64 {
+      %in = tile.put_enter %ch : !chan
+      %t = tile.gather_rows %kv[%rows, %c0] into %in {per_warpgroup}
+          : memref<?x?xbf16>, !tile.reg<64xi32>, !buf
+      tile.put_exit %ch after %t : !chan
+      %out = tile.get_enter %ch : !chan
+      %x = tile.read %out : !buf -> !tile.reg<64x64xbf16>
+      tile.get_exit %ch : !chan
+    }
+  }, {
   }
 }

@@ -982,13 +982,63 @@ tile.kernel @k() warpgroups(2) {
 tile.kernel @k() warpgroups(2) {
   %ch = tile.channel : !chan
   tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
     // expected-error @+1 {{has no tile.get_exit of its channel after it in its block}}
     %a = tile.get_enter %ch : !chan
     %b = tile.get_enter %ch : !chan
     tile.get_exit %ch : !chan
+  }
+}
+// -----
+// A producer that gets its own channel gets each slot right after putting it.
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{breaks the round of a producer that gets its own channel: it takes each slot right after putting it}}
+    %a = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
     %in = tile.put_enter %ch : !chan
     tile.put_exit %ch : !chan
   }, {
+    %b = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k(%c: i1) warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+    scf.if %c {
+      // expected-error @+1 {{breaks the round of a producer that gets its own channel}}
+      %a = tile.get_enter %ch : !chan
+      tile.get_exit %ch : !chan
+    }
+  }, {
+    %b = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+// -----
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+    %a = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+    %in2 = tile.put_enter %ch : !chan
+    // expected-error @+1 {{its last slot put is never got}}
+    tile.put_exit %ch : !chan
+  }, {
+    %b = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
   }
 }
 // -----

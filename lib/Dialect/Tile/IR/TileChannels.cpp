@@ -114,6 +114,38 @@ LogicalResult ChannelOp::verify() {
     return emitOpError("is got (tile.get_enter) but never put (tile.put_enter)");
   if (producer && !got)
     return emitOpError("is put (tile.put_enter) but never got (tile.get_enter)");
+  return verifyProducerGets(users, *producer);
+}
+
+/// A producer that gets its own channel takes each slot right after putting
+/// it: put_enter, put_exit, get_enter, get_exit, in one block, round after
+/// round. Its program order then orders its reads before its next put, and
+/// tile-lower-channels needs no free barrier for it (a producer that took
+/// slots later could wait on itself).
+LogicalResult ChannelOp::verifyProducerGets(ArrayRef<Operation *> users, unsigned producer) {
+  SmallVector<Operation *> own;
+  for (Operation *user : users)
+    if (getPartition(user)->second == producer)
+      own.push_back(user);
+  if (llvm::none_of(own, [](Operation *o) { return isa<GetEnterOp>(o); }))
+    return success();
+  for (auto [i, user] : llvm::enumerate(own)) {
+    bool ok;
+    switch (i % 4) {
+    case 0: ok = isa<PutEnterOp>(user); break;
+    case 1: ok = isa<PutExitOp>(user); break;
+    case 2: ok = isa<GetEnterOp>(user); break;
+    default: ok = isa<GetExitOp>(user); break;
+    }
+    ok &= user->getBlock() == own[i - i % 4]->getBlock();
+    if (!ok)
+      return user->emitOpError("breaks the round of a producer that gets its own channel: "
+                               "it takes each slot right after putting it (tile.put_enter, "
+                               "tile.put_exit, tile.get_enter, tile.get_exit in one block)");
+  }
+  if (own.size() % 4 != 0)
+    return own.back()->emitOpError("breaks the round of a producer that gets its own channel: "
+                                   "its last slot put is never got");
   return success();
 }
 

@@ -11,6 +11,12 @@
 //   put_exit:  arrive at full[s] (after the thread's copies with `after`);
 //   get_enter: wait until full[s] completes the phase, then the buffers;
 //   get_exit:  arrive at free[s].
+// A producer that also gets takes each slot right after putting it (the
+// verifier's rule), so it needs no free barrier: its next put follows its
+// exit in program order, and free counts only the other partitions. Its get
+// waits for the copies of its put on full[s]; a slot its threads wrote needs
+// only the partition's named barrier (a CTA-wide mbarrier round trip in
+// place of bar.sync costs the hand-over a few hundred cycles).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
@@ -50,6 +56,10 @@ struct Channel {
   SmallVector<Value> rings; // one tile.alloc per buffer type
   Value bars;               // full[0..S), free[0..S)
   Location loc;
+  bool othersGet = false;   // a partition besides the producer gets
+  bool copied = false;      // a put_exit waits for copies (`after`)
+  // The producer's warpgroups while its get side is threaded, else empty.
+  SmallVector<int64_t> producerGets;
 
   Value channel() { return op.getResult(); }
   bool mine(Operation *o, Side side) {
@@ -173,7 +183,18 @@ struct Channel {
       }
       return views;
     };
+    if (!producerGets.empty() && isa<GetExitOp>(o))
+      return;
+    if (!producerGets.empty() && !copied) {
+      BarrierOp::create(b, loc, b.getDenseI64ArrayAttr(producerGets));
+      o->replaceAllUsesWith(buffers());
+      return;
+    }
     if (isa<PutEnterOp>(o)) {
+      if (!othersGet) {
+        o->replaceAllUsesWith(buffers());
+        return;
+      }
       // The round before this one: for the first round of a slot, the
       // phase before the first, which counts as complete.
       Value before = arith::XOrIOp::create(b, loc, parity(), i32Const(1));
@@ -201,20 +222,30 @@ static LogicalResult lowerChannel(ChannelOp op) {
   Channel ch{op, type.getStages(), {}, {}, op.getLoc()};
   // Who puts and gets (ChannelOp's verifier: one producer partition).
   WarpSpecializeOp partitions;
-  int64_t producers = 0, consumers = 0;
-  llvm::SmallDenseSet<unsigned> putters, getters;
+  std::optional<unsigned> producer;
+  llvm::SmallDenseSet<unsigned> getters;
   for (Operation *user : op.getResult().getUsers()) {
     auto [ws, r] = *getPartition(user);
     partitions = ws;
-    if (isa<PutEnterOp>(user) && putters.insert(r).second)
-      producers += ws.getPartitionWarpgroups(r).second * hopper::kWarpgroupThreads;
-    if (isa<GetEnterOp>(user) && getters.insert(r).second)
-      consumers += ws.getPartitionWarpgroups(r).second * hopper::kWarpgroupThreads;
+    if (isa<PutEnterOp>(user))
+      producer = r;
+    if (isa<GetEnterOp>(user))
+      getters.insert(r);
+    if (auto put = dyn_cast<PutExitOp>(user))
+      ch.copied |= !put.getCopies().empty();
   }
   if (!partitions) {
     op.erase();
     return success();
   }
+  auto threads = [&](unsigned r) {
+    return partitions.getPartitionWarpgroups(r).second * hopper::kWarpgroupThreads;
+  };
+  int64_t producers = threads(*producer), consumers = 0;
+  for (unsigned r : getters)
+    if (r != *producer)
+      consumers += threads(r);
+  ch.othersGet = consumers > 0;
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -227,10 +258,11 @@ static LogicalResult lowerChannel(ChannelOp op) {
     ch.rings.push_back(AllocOp::create(b, loc, SmemTileType::get(shape, tile.getElementType()),
                                        IntegerAttr()));
   }
-  auto barsType = SmemTileType::get({1, 2 * s}, b.getI64Type());
+  // Without other consumers there are no free barriers.
+  auto barsType = SmemTileType::get({1, ch.othersGet ? 2 * s : s}, b.getI64Type());
   ch.bars = AllocOp::create(b, loc, barsType, IntegerAttr());
   SmallVector<Value> counts;
-  if (producers == consumers) {
+  if (producers == consumers || !ch.othersGet) {
     counts.push_back(arith::ConstantIndexOp::create(b, loc, producers));
   } else {
     Value full = arith::ConstantIndexOp::create(b, loc, producers);
@@ -247,6 +279,12 @@ static LogicalResult lowerChannel(ChannelOp op) {
       Block &block = region.front();
       if (llvm::none_of(block, [&](Operation &o) { return ch.holds(&o, side); }))
         continue;
+      ch.producerGets.clear();
+      if (side == Side::Get && region.getRegionNumber() == *producer) {
+        auto [first, count] = partitions.getPartitionWarpgroups(*producer);
+        for (int64_t w = first; w < first + count; ++w)
+          ch.producerGets.push_back(w);
+      }
       OpBuilder start = OpBuilder::atBlockBegin(&block);
       Value zero = arith::ConstantIntOp::create(start, loc, start.getI32Type(), 0);
       if (failed(ch.thread(block, zero, side)))

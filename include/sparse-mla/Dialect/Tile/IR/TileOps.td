@@ -746,12 +746,20 @@ def Tile_ChannelOp : Tile_Op<"channel", [MemoryEffects<[MemAlloc, MemWrite]>]> {
     (tile-lower-channels): a slot is full once every producer thread has
     put it (after its copies, with `after`), and free once every thread of
     every consuming partition has got it. So partitions that skip a slot
-    must skip it all alike. Every thread of the CTA reaches this op (it
-    initializes the barriers): it stands outside `tile.warp_specialize`.
+    must skip it all alike. A producer that gets its own channel takes
+    each slot right after putting it (put_enter, put_exit, get_enter,
+    get_exit in one block): its program order then frees the slot for it,
+    and only the other partitions' exits are counted. Every thread of the
+    CTA reaches this op (it initializes the barriers): it stands outside
+    `tile.warp_specialize`.
   }];
   let results = (outs Tile_Channel:$result);
   let assemblyFormat = "attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::LogicalResult verifyProducerGets(::llvm::ArrayRef<::mlir::Operation *> users,
+                                             unsigned producer);
+  }];
 }
 
 class Tile_ChannelEnterOp<string mnemonic> : Tile_Op<mnemonic, [
