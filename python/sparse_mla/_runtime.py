@@ -26,12 +26,16 @@ def kernels_dir() -> Path:
     return Path(os.environ.get("SPARSE_MLA_KERNELS", _HERE / "kernels"))
 
 
-@functools.lru_cache(maxsize=None)
 def load_manifest(directory=None) -> dict:
     """Kernel name -> manifest entry (with the file to load under 'file'), of
-    the manifests in ``directory`` (default: kernels_dir())."""
+    the manifests in ``directory`` (default: kernels_dir(), read at each
+    call, so that SPARSE_MLA_KERNELS may switch builds in one process)."""
+    return _manifest(Path(directory) if directory else kernels_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _manifest(directory: Path) -> dict:
     found = {}
-    directory = Path(directory) if directory else kernels_dir()
     for path in sorted(directory.glob("*.json")):
         manifest = json.loads(path.read_text())
         image = manifest.get("cubin") or manifest["ptx"]
@@ -40,11 +44,14 @@ def load_manifest(directory=None) -> dict:
     return found
 
 
-@functools.lru_cache(maxsize=None)
 def target(directory=None) -> dict:
     """The numbers of the target the kernels were compiled for (the manifests'
     "target": l2_bytes, ...), from Target/Hopper.h."""
-    directory = Path(directory) if directory else kernels_dir()
+    return _target(Path(directory) if directory else kernels_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _target(directory: Path) -> dict:
     for path in sorted(directory.glob("*.json")):
         found = json.loads(path.read_text()).get("target")
         if found:
