@@ -21,7 +21,10 @@
 // its registers at once; the postprocess puts them back in order.
 //
 // The warpgroups split the work by role (tile.warp_specialize), so that the
-// dKV reductions of block j overlap the gather and the scores of block j+1:
+// dKV reductions of block j overlap the gather and the scores of block j+1.
+// The block loop is written once; `tile.partition` tags say which
+// warpgroup runs an op (and what uses its results), and
+// tile-split-partitions gives each its copy of the loop:
 //   warpgroup 0 (scores): gathers K, computes S^T, dP^T, P^T, dS^T for all
 //     columns, hands P^T and dS^T over in shared memory, accumulates the
 //     first 256 rows of dQ^T, then computes and scatters dKV columns
@@ -277,13 +280,21 @@ tile.kernel @sparse_mla_bwd(
   %do_rest = tile.slice %sdo[%c0, %c128] : !do_cols to !do_rest
   %no_dkv_v = tile.splat %zero : !dkv_v_rows
 
-  // Both warpgroups walk the same blocks and skip the same ones (each
-  // reads the block's keys), so they take the channels' slots in step.
+  // The block loop, written once: tile-split-partitions gives each
+  // warpgroup its copy, with the ops tagged for it (and those using their
+  // results) and what both need (the loop, the key map, the skip vote, the
+  // channels' gets). Both walk the same blocks and skip the same ones, so
+  // they take the channels' slots in step.
   tile.warp_specialize registers([256, 256]) {
-    // Warpgroup 0: K, the scores and their gradient, the first rows of dQ^T.
-    %dq_init = tile.splat %zero : !dq_acc0
-    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
-        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc0, i32) {
+    %dq_init0 = tile.splat %zero : !dq_acc0
+    %dq_init1 = tile.splat %zero : !dq_acc1
+    %dq_t0, %dq_t1, %blocks = scf.for %j = %c0 to %n step %c64
+        iter_args(%dq_acc0 = %dq_init0, %dq_acc1 = %dq_init1, %done = %zero_i32)
+        -> (!dq_acc0, !dq_acc1, i32) {
+      // Long contexts: the CTAs that run together stay on one range of
+      // keys (their dKV rows stay in L2), on an advisory clock.
+      tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
+          {tile.partition = 1} : memref<?x?xi32>, memref<?x?xi32>
       %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
           : memref<?x?xi32>, i32 -> !slots
       %rows = tile.map %keys_j : !slots -> !slots {
@@ -305,25 +316,29 @@ tile.kernel @sparse_mla_bwd(
         tile.yield %ok : i1
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
-      %dq_next, %done_next = scf.if %live -> (!dq_acc0, i32) {
-        // Gather the block's kv rows once both warpgroups are done with
+      %dq_next0, %dq_next1, %done_next = scf.if %live -> (!dq_acc0, !dq_acc1, i32) {
+        // Warpgroup 0 gathers the block's kv rows once both are done with
         // the last.
-        %k_in = tile.put_enter %k_ch : !k_chan
+        %k_in = tile.put_enter %k_ch {tile.partition = 0} : !k_chan
         %gathered = tile.gather_rows %kv[%rows, %c0] into %k_in {per_warpgroup}
             : !rows, !slots, !kv_block
-        tile.put_exit %k_ch after %gathered : !k_chan
+        tile.put_exit %k_ch after %gathered {tile.partition = 0} : !k_chan
         // Which of the tile's tokens picked each slot (all where no bits
         // are given: T = 1), and the columns' lse2, Delta and token.
         %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
             : memref<?x?xi32>, i32 -> !slots
         %sk = tile.get_enter %k_ch : !k_chan
         %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
+        %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
         %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
 
-        // Scores and their gradient, transposed: slots x columns. Both run
-        // on the tensor cores while P is computed from the first.
-        %s_run = tile.gemm %sk, %sq, %no_scores {transpose_b, async} : !kv_block, !q_cols, !scores
-        %dp_run = tile.gemm %v, %sdo, %no_scores {transpose_b, async} : !v_block, !do_cols, !scores
+        // Warpgroup 0: scores and their gradient, transposed: slots x
+        // columns. Both run on the tensor cores while P is computed from
+        // the first.
+        %s_run = tile.gemm %sk, %sq, %no_scores {transpose_b, async, tile.partition = 0}
+            : !kv_block, !q_cols, !scores
+        %dp_run = tile.gemm %v, %sdo, %no_scores {transpose_b, async, tile.partition = 0}
+            : !v_block, !do_cols, !scores
         %s_t = tile.gemm_wait %s_run {pending = 1} : !scores
         %lse_c = tile.read %lse_all : !col_f_cta -> !cta_vec
         %token = tile.read %token_all : !col_i_cta -> !cta_idx
@@ -355,18 +370,22 @@ tile.kernel @sparse_mla_bwd(
           %r = arith.mulf %pd, %sm_scale : f32
           tile.yield %r : f32
         }
-        // Hand P^T and dS^T over once both warpgroups are done with the
-        // last.
-        %p_in, %ds_in = tile.put_enter %pds_ch : !pds_chan
+        // P^T and dS^T go to shared memory once both warpgroups are done
+        // with the last.
+        %p_in, %ds_in = tile.put_enter %pds_ch {tile.partition = 0} : !pds_chan
         tile.write %p_t, %p_in : !scores, !probs
         tile.write %ds_t, %ds_in : !scores, !probs
-        tile.put_exit %pds_ch : !pds_chan
+        tile.put_exit %pds_ch {tile.partition = 0} : !pds_chan
         %sp, %sds = tile.get_enter %pds_ch : !pds_chan
-        // dQ^T[0, 256) += K^T dS^T; then dKV columns [0, 128) += dS^T Q +
-        // P^T dO, while warpgroup 1 reduces the others.
-        %dq_new = tile.gemm %k0, %sds, %dq_acc {transpose_a} : !k_rows0, !probs, !dq_acc0
-        %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 : !probs, !q_wg0, !dkv_wg0
-        %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 : !probs, !do_wg0, !dkv_wg0
+
+        // Warpgroup 0: dQ^T[0, 256) += K^T dS^T; then dKV columns [0, 128)
+        // += dS^T Q + P^T dO, while warpgroup 1 reduces the others.
+        %dq_new0 = tile.gemm %k0, %sds, %dq_acc0 {transpose_a, tile.partition = 0}
+            : !k_rows0, !probs, !dq_acc0
+        %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 {tile.partition = 0}
+            : !probs, !q_wg0, !dkv_wg0
+        %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 {tile.partition = 0}
+            : !probs, !do_wg0, !dkv_wg0
         scf.if %det {
           tile.scatter_add_rows %dkv_wg0, %dkv_fixed[%rows, %c0] scale %dkv_scale
               : !dkv_wg0, memref<?x?xi64>, !slots
@@ -374,32 +393,66 @@ tile.kernel @sparse_mla_bwd(
           tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
               {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
         }
-        // Leaving the slots after the scatter costs nothing: only this
-        // warpgroup's next put waits for it.
+
+        // Warpgroup 1: dQ^T[256, dqk) += K^T dS^T; then K may be
+        // overwritten (warpgroup 0 left it in program order).
+        %dq_new1 = tile.gemm %k1, %sds, %dq_acc1 {transpose_a, tile.partition = 1}
+            : !k_rows1, !probs, !dq_acc1
         tile.get_exit %k_ch : !k_chan
+        // dKV rows += dS^T Q, and their V columns += P^T dO, columns
+        // [128, dqk). tile-split-d cuts these into 64-column pieces and
+        // adds the two before one scatter; where two pieces fit the
+        // registers beside dQ^T, the next piece's products run while this
+        // one is scattered.
+        %ds_q = tile.gemm %sds, %q_rest, %no_dkv {tile.partition = 1}
+            : !probs, !q_rest, !dkv_rows
+        scf.if %det {
+          tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c128] scale %dkv_scale
+              : !dkv_rows, memref<?x?xi64>, !slots
+        } else {
+          tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
+              {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
+        }
+        %p_do = tile.gemm %sp, %do_rest, %no_dkv_v {tile.partition = 1}
+            : !probs, !do_rest, !dkv_v_rows
+        scf.if %det {
+          tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c128] scale %dkv_scale
+              : !dkv_v_rows, memref<?x?xi64>, !slots
+        } else {
+          tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
+              {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+        }
         tile.get_exit %pds_ch : !pds_chan
-        %one_more = arith.addi %done, %one_i32 : i32
-        scf.yield %dq_new, %one_more : !dq_acc0, i32
+        %one_more = arith.addi %done, %one_i32 {tile.partition = 0} : i32
+        scf.yield %dq_new0, %dq_new1, %one_more : !dq_acc0, !dq_acc1, i32
       } else {
-        scf.yield %dq_acc, %done : !dq_acc0, i32
+        scf.yield %dq_acc0, %dq_acc1, %done : !dq_acc0, !dq_acc1, i32
       }
-      scf.yield %dq_next, %done_next : !dq_acc0, i32
+      scf.yield %dq_next0, %dq_next1, %done_next : !dq_acc0, !dq_acc1, i32
     }
 
-    // dq, written once per column: the transpose of dQ^T, padding left out.
+    // dq, written once per column: the transpose of dQ^T, padding left out;
+    // each warpgroup its rows.
     %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
-    %dq_bf16 = tile.map %dq_t : !dq_acc0 -> !dq_out0 {
+    %dq_bf16_0 = tile.map %dq_t0 : !dq_acc0 -> !dq_out0 {
     ^bb0(%x: f32):
       %r = arith.truncf %x : f32 to bf16
       tile.yield %r : bf16
     }
-    tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
+    tile.store_rows %dq_bf16_0, %dq[%dq_rows, %c0] {transpose}
         : !dq_out0, !rows, !cta_idx
+    %dq_bf16_1 = tile.map %dq_t1 : !dq_acc1 -> !dq_out1 {
+    ^bb0(%x: f32):
+      %r = arith.truncf %x : f32 to bf16
+      tile.yield %r : bf16
+    }
+    tile.store_rows %dq_bf16_1, %dq[%dq_rows, %c256] {transpose}
+        : !dq_out1, !rows, !cta_idx
 
-    // For tests and profiles: the blocks this CTA computed, at index
-    // krow * head_blocks + hb = x * grid_y + y, formed from the block ids
-    // here: hb (a remainder) held across the loop was the one value ptxas
-    // spilled.
+    // For tests and profiles (warpgroup 0, which counts): the blocks this
+    // CTA computed, at index krow * head_blocks + hb = x * grid_y + y,
+    // formed from the block ids here: hb (a remainder) held across the
+    // loop was the one value ptxas spilled.
     %grid_y = tile.grid_dim y
     %cta_row = arith.muli %local, %grid_y : index
     %cta = arith.addi %cta_row, %by : index
@@ -417,76 +470,5 @@ tile.kernel @sparse_mla_bwd(
     }
     %count = tile.splat %blocks : !tile.reg<1x128xi32>
     tile.scatter %count, %computed[%at] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
-  }, {
-    // Warpgroup 1: the other rows of dQ^T, then dKV.
-    %dq_init = tile.splat %zero : !dq_acc1
-    %dq_t = scf.for %j = %c0 to %n step %c64
-        iter_args(%dq_acc = %dq_init) -> (!dq_acc1) {
-      // Long contexts: the CTAs that run together stay on one range of
-      // keys (their dKV rows stay in L2), on an advisory clock.
-      tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
-          : memref<?x?xi32>, memref<?x?xi32>
-      %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
-          : memref<?x?xi32>, i32 -> !slots
-      %rows = tile.map %keys_j : !slots -> !slots {   // as warpgroup 0
-      ^bb0(%key: i32):
-        %lo = arith.cmpi sge, %key, %zero_i32 : i32
-        %hi = arith.cmpi slt, %key, %limit : i32
-        %ok = arith.andi %lo, %hi : i1
-        %pos = arith.addi %batch_row, %key : i32
-        %pos_g = arith.muli %pos, %groups_i32 : i32
-        %row = arith.addi %pos_g, %g_i32 : i32
-        %r = arith.select %ok, %row, %none : i32
-        tile.yield %r : i32
-      }
-      %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {
-      ^bb0(%row: i32):
-        %ok = arith.cmpi sge, %row, %zero_i32 : i32
-        tile.yield %ok : i1
-      }
-      %live = tile.any %slot_ok : !tile.reg<64xi1>
-      %dq_next = scf.if %live -> (!dq_acc1) {
-        %sp, %sds = tile.get_enter %pds_ch : !pds_chan
-        %sk = tile.get_enter %k_ch : !k_chan
-        %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
-        // dQ^T[256, dqk) += K^T dS^T; then K may be overwritten.
-        %dq_new = tile.gemm %k1, %sds, %dq_acc {transpose_a} : !k_rows1, !probs, !dq_acc1
-        tile.get_exit %k_ch : !k_chan
-        // dKV rows += dS^T Q, and their V columns += P^T dO, columns
-        // [128, dqk) (warpgroup 0 adds the first 128). tile-split-d
-        // cuts these into 64-column pieces and adds the two before one
-        // scatter; where two pieces fit the registers beside dQ^T, the
-        // next piece's products run while this one is scattered.
-        %ds_q = tile.gemm %sds, %q_rest, %no_dkv : !probs, !q_rest, !dkv_rows
-        scf.if %det {
-          tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c128] scale %dkv_scale
-              : !dkv_rows, memref<?x?xi64>, !slots
-        } else {
-          tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
-              {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
-        }
-        %p_do = tile.gemm %sp, %do_rest, %no_dkv_v : !probs, !do_rest, !dkv_v_rows
-        scf.if %det {
-          tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c128] scale %dkv_scale
-              : !dkv_v_rows, memref<?x?xi64>, !slots
-        } else {
-          tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
-              {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
-        }
-        tile.get_exit %pds_ch : !pds_chan
-        scf.yield %dq_new : !dq_acc1
-      } else {
-        scf.yield %dq_acc : !dq_acc1
-      }
-      scf.yield %dq_next : !dq_acc1
-    }
-    %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
-    %dq_bf16 = tile.map %dq_t : !dq_acc1 -> !dq_out1 {
-    ^bb0(%x: f32):
-      %r = arith.truncf %x : f32 to bf16
-      tile.yield %r : bf16
-    }
-    tile.store_rows %dq_bf16, %dq[%dq_rows, %c256] {transpose}
-        : !dq_out1, !rows, !cta_idx
   }
 }

@@ -25,6 +25,7 @@ static void useShortSharedPointers() {
 void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
+  pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
   pm.addPass(tile::createTileSpecializePass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
   tile::TileSplitDPassOptions splitD;

@@ -1320,3 +1320,26 @@ tile.kernel @k(%x: f32) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %x) {
 // expected-error @+1 {{grid symbol #0 is shape parameter 'hp', but the kernel has no variants to bind it}}
 tile.kernel @k() warpgroups(1) grid(affine_map<()[s0] -> (s0)>, {hp}) {
 }
+// -----
+tile.kernel @k() warpgroups(1) {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{has 'tile.partition' but stands outside tile.warp_specialize}}
+  %a = tile.splat %zero {tile.partition = 0} : !tile.reg<64x64xf32>
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{'tile.partition' must be an integer in [0, 2), one of the enclosing tile.warp_specialize's partitions}}
+    %a = tile.splat %zero {tile.partition = 2} : !tile.reg<64x64xf32>
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{has a region per partition: its ops take no 'tile.partition'}}
+  tile.warp_specialize registers([240, 240]) {
+    %a = tile.splat %zero {tile.partition = 0} : !tile.reg<64x64xf32>
+  }, {
+  }
+}

@@ -1007,7 +1007,8 @@ void WarpSpecializeOp::print(OpAsmPrinter &p) {
 
 LogicalResult WarpSpecializeOp::verify() {
   ArrayRef<int64_t> regs = getRegisters();
-  size_t regions = getPartitions().size();
+  // One region may hold every partition until tile-split-partitions.
+  size_t regions = isUnsplit() ? regs.size() : getPartitions().size();
   if (regs.size() != regions)
     return emitOpError("has ") << regions << " regions but " << regs.size()
                                << " register budgets";
@@ -1042,6 +1043,14 @@ LogicalResult WarpSpecializeOp::verify() {
   for (Region &region : getPartitions())
     if (!region.empty() && region.front().getNumArguments())
       return emitOpError("regions take no arguments");
+  if (!isUnsplit()) {
+    WalkResult tagged = getOperation()->walk([&](Operation *op) {
+      return op->hasAttr(kPartitionAttr) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (tagged.wasInterrupted())
+      return emitOpError("has a region per partition: its ops take no '")
+             << kPartitionAttr << "'";
+  }
   WalkResult r = getOperation()->walk([&](Operation *op) {
     if (op == getOperation())
       return WalkResult::advance();

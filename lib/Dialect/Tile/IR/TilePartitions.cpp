@@ -44,3 +44,22 @@ int64_t sparse_mla::tile::getRegisterBudget(Operation *op) {
     budget = std::min(budget, partition->first.getRegisters()[partition->second]);
   return budget;
 }
+
+/// `tile.partition = r` names a partition of the unsplit tile.warp_specialize
+/// around the op. The op verifier of tile.warp_specialize refuses it in a
+/// split one; the other attributes of the dialect are the passes'.
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != kPartitionAttr)
+    return success();
+  auto r = dyn_cast<IntegerAttr>(attr.getValue());
+  auto ws = op->getParentOfType<WarpSpecializeOp>();
+  if (!ws)
+    return op->emitOpError("has '") << kPartitionAttr
+                                    << "' but stands outside tile.warp_specialize";
+  int64_t partitions = ws.getRegisters().size();
+  if (!r || r.getInt() < 0 || r.getInt() >= partitions)
+    return op->emitOpError("'") << kPartitionAttr << "' must be an integer in [0, "
+                                << partitions << "), one of the enclosing "
+                                   "tile.warp_specialize's partitions";
+  return success();
+}

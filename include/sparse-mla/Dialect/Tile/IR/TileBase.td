@@ -26,6 +26,7 @@ def Tile_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     // In TileAttrs.cpp and TileTypes.cpp, beside their storage classes.
     void registerAttributes();

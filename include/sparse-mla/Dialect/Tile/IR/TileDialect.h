@@ -62,6 +62,9 @@ constexpr int64_t kMaxSmemTileElements = 1 << 24;
 /// bytes of shared memory (tile-allocate-shared).
 constexpr llvm::StringLiteral kParamsAttr = "tile.params";
 constexpr llvm::StringLiteral kSharedBytesAttr = "tile.shared_bytes";
+/// On an op of the one body of a tile.warp_specialize not yet split: the
+/// partition that runs it (tile-split-partitions).
+constexpr llvm::StringLiteral kPartitionAttr = "tile.partition";
 /// On a barrier of some warpgroups, and a vote inside a partition: its
 /// hardware barrier id and thread count (tile-assign-barrier-ids).
 constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";

@@ -699,6 +699,23 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
       // warpgroup 2: gathers
     }
     ```
+
+    It may also be written with one region for all its partitions (more
+    budgets than regions): each op carrying `tile.partition = r` runs in
+    partition r only, and so does every op that uses its results; the
+    others run in each partition that needs them. tile-split-partitions
+    gives each partition its region, so a loop that every role walks is
+    written once:
+
+    ```mlir
+    tile.warp_specialize registers([256, 256]) {
+      scf.for %j = %c0 to %n step %c64 {
+        %rows = ...                                  // both partitions
+        %g = tile.gather_rows ... {tile.partition = 0}
+        tile.key_clock ... {tile.partition = 1}
+      }
+    }
+    ```
   }];
   let arguments = (ins OptionalAttr<DenseI64ArrayAttr>:$warpgroups,
                        DenseI64ArrayAttr:$registers);
@@ -711,6 +728,8 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
   let extraClassDeclaration = [{
     /// The warpgroups region `r` runs on: [first, first + count).
     std::pair<int64_t, int64_t> getPartitionWarpgroups(unsigned r);
+    /// One region for more partitions, which tile-split-partitions splits.
+    bool isUnsplit() { return getPartitions().size() == 1 && getRegisters().size() > 1; }
   }];
 }
 

@@ -24,6 +24,24 @@ def TileSpecializePass : Pass<"tile-specialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def TileSplitPartitionsPass : Pass<"tile-split-partitions", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Gives each partition of a tile.warp_specialize written once its own region";
+  let description = [{
+    A `tile.warp_specialize` with one region and more register budgets
+    holds the code of all its partitions: an op tagged `tile.partition = r`
+    runs in partition r, and so does every op that takes its results or
+    stands in a loop or branch whose bounds or condition do; a result of
+    `scf.for` or `scf.if` belongs where the values yielded for it do; the
+    other ops run in every partition. Each partition's region is a clone of
+    the body without the ops it does not run, its loops and branches
+    without the other partitions' results, and without what it computes
+    but does not use. An op that takes values of two partitions, or of
+    another than its tag, is an error: partitions hand data over through
+    channels. Run it first: the passes after it see one region per
+    partition.
+  }];
+}
+
 def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::KernelOp"> {
   let summary = "Writes out channels as rings of buffers, mbarriers, slots and phases";
   let description = [{

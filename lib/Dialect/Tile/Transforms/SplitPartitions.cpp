@@ -1,0 +1,279 @@
+//===- SplitPartitions.cpp - One body for every role, split by partition --===//
+//
+// A tile.warp_specialize written with one region for N partitions holds
+// the code every role runs, a block loop say, once. Which partitions run
+// an op follows from the `tile.partition` tags, as a set (a bit mask):
+//   - an op runs where its tag, its operands (and the values its regions
+//     capture) and the scf.for / scf.if around it are: a tagged op, and
+//     whatever uses its results, runs in its partition only;
+//   - a result of scf.for or scf.if exists where the values yielded for it
+//     do (and its loop or branch runs);
+//   - an op without a tag and without such operands runs in every
+//     partition: the loop control, the channel gets, the block's key map.
+// The sets only shrink from "all" (a greatest fixpoint over the loops).
+// Each partition then gets a clone of the body without the ops that do not
+// run in it; its loops and branches lose the results of other partitions,
+// and what it does not use is erased as dead. A value that two partitions
+// would need to meet in one op is an error: partitions hand data over
+// through channels (tile.channel), not SSA values.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILESPLITPARTITIONSPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+using Mask = uint64_t;
+
+/// Whether the ops in `op`'s regions are assigned one by one (scf.for and
+/// scf.if are split); those of other ops go where the op goes.
+static bool nested(Operation *op) {
+  return isa<scf::ForOp, scf::IfOp>(op) || op->getNumRegions() == 0;
+}
+
+/// The partitions that run each op of the body and hold each value.
+struct Assignment {
+  Region *body;
+  Mask all;
+  DenseMap<Value, Mask> values;     // absent: defined outside, all
+  DenseMap<Operation *, Mask> runs; // every op of the body but yields
+  bool changed = false;
+
+  Mask of(Value v) const {
+    auto it = values.find(v);
+    return it == values.end() ? all : it->second;
+  }
+  void set(Value v, Mask m) {
+    auto [it, inserted] = values.try_emplace(v, m);
+    if (inserted || it->second != m) {
+      it->second = m;
+      changed = true;
+    }
+  }
+  void setRuns(Operation *op, Mask m) {
+    auto [it, inserted] = runs.try_emplace(op, m);
+    if (inserted || it->second != m) {
+      it->second = m;
+      changed = true;
+    }
+  }
+  Mask tag(Operation *op) const {
+    auto r = op->getAttrOfType<IntegerAttr>(kPartitionAttr);
+    return r ? Mask(1) << r.getInt() : all;
+  }
+  /// The values an op and its regions take from outside it.
+  Mask operands(Operation *op) const {
+    Mask m = all;
+    for (Value v : op->getOperands())
+      m &= of(v);
+    op->walk([&](Operation *in) {
+      if (in != op)
+        for (Value v : in->getOperands())
+          if (!op->isAncestor(v.getParentBlock()->getParentOp()))
+            m &= of(v);
+    });
+    return m;
+  }
+
+  /// One sweep over `block`, whose ops run at most where `context` does.
+  void sweep(Block &block, Mask context) {
+    for (Operation &op : block) {
+      if (isa<scf::YieldOp>(op))
+        continue;
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        Mask control = context & tag(&op) & of(loop.getLowerBound()) &
+                       of(loop.getUpperBound()) & of(loop.getStep());
+        setRuns(&op, control);
+        set(loop.getInductionVar(), control);
+        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+        for (auto [i, result] : llvm::enumerate(loop.getResults())) {
+          Mask m = control & of(loop.getInitArgs()[i]) & of(yield.getOperand(i)) &
+                   of(loop.getRegionIterArgs()[i]);
+          set(loop.getRegionIterArgs()[i], m);
+          set(result, m);
+        }
+        sweep(*loop.getBody(), control);
+        continue;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        Mask control = context & tag(&op) & of(branch.getCondition());
+        setRuns(&op, control);
+        sweep(branch.getThenRegion().front(), control);
+        if (!branch.getElseRegion().empty())
+          sweep(branch.getElseRegion().front(), control);
+        for (auto [i, result] : llvm::enumerate(branch.getResults()))
+          set(result, control & of(branch.thenYield().getOperand(i)) &
+                          of(branch.elseYield().getOperand(i)));
+        continue;
+      }
+      Mask m = context & tag(&op) & operands(&op);
+      setRuns(&op, m);
+      for (Value result : op.getResults())
+        set(result, m);
+    }
+  }
+
+  /// The sets, or a diagnostic where values of two partitions meet.
+  LogicalResult run() {
+    do {
+      changed = false;
+      sweep(body->front(), all);
+    } while (changed);
+    WalkResult result = body->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::YieldOp>(op))
+        return WalkResult::advance();
+      if (runs.lookup(op) == 0) {
+        op->emitOpError("runs in no partition: it takes values of different partitions, "
+                        "or of another than its '")
+            << kPartitionAttr << "' (partitions hand data over through a tile.channel)";
+        return WalkResult::interrupt();
+      }
+      if (isa<scf::ForOp, scf::IfOp>(op))
+        for (OpResult r : op->getResults())
+          if (of(r) == 0) {
+            op->emitOpError("yields values of different partitions as result #")
+                << r.getResultNumber() << " (partitions hand data over through a tile.channel)";
+            return WalkResult::interrupt();
+          }
+      return nested(op) ? WalkResult::advance() : WalkResult::skip();
+    });
+    return failure(result.wasInterrupted());
+  }
+};
+
+/// `loop` without the results (and iteration arguments) not in `keep`,
+/// which nothing uses any more.
+static void dropResults(RewriterBase &rewriter, scf::ForOp loop, const BitVector &keep) {
+  SmallVector<Value> inits;
+  for (auto [i, init] : llvm::enumerate(loop.getInitArgs()))
+    if (keep[i])
+      inits.push_back(init);
+  rewriter.setInsertionPoint(loop);
+  auto kept = scf::ForOp::create(rewriter, loop.getLoc(), loop.getLowerBound(),
+                                 loop.getUpperBound(), loop.getStep(), inits);
+  kept->setAttrs(loop->getAttrDictionary());
+  kept.getRegion().takeBody(loop.getRegion());
+  Block *body = kept.getBody();
+  BitVector args(body->getNumArguments(), false);
+  for (unsigned i = 0; i < keep.size(); ++i)
+    args[i + 1] = !keep[i];
+  body->eraseArguments(args);
+  SmallVector<Value> results(loop.getNumResults());
+  for (unsigned i = 0, k = 0; i < keep.size(); ++i)
+    if (keep[i])
+      results[i] = kept.getResult(k++);
+  for (auto [old, now] : llvm::zip(loop.getResults(), results))
+    if (now)
+      rewriter.replaceAllUsesWith(old, now);
+  rewriter.eraseOp(loop);
+}
+
+static void dropResults(RewriterBase &rewriter, scf::IfOp branch, const BitVector &keep) {
+  SmallVector<Type> types;
+  for (auto [i, type] : llvm::enumerate(branch.getResultTypes()))
+    if (keep[i])
+      types.push_back(type);
+  rewriter.setInsertionPoint(branch);
+  auto kept = scf::IfOp::create(rewriter, branch.getLoc(), types, branch.getCondition(),
+                                /*addThenBlock=*/false, /*addElseBlock=*/false);
+  kept->setAttrs(branch->getAttrDictionary());
+  kept.getThenRegion().takeBody(branch.getThenRegion());
+  kept.getElseRegion().takeBody(branch.getElseRegion());
+  unsigned k = 0;
+  for (auto [i, result] : llvm::enumerate(branch.getResults()))
+    if (keep[i])
+      rewriter.replaceAllUsesWith(result, kept.getResult(k++));
+  rewriter.eraseOp(branch);
+}
+
+/// Removes, from every yield of `op`, the operands of the results not in
+/// `keep`.
+static void dropYielded(Operation *op, const BitVector &keep) {
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      if (auto yield = dyn_cast<scf::YieldOp>(block.getTerminator()))
+        for (int i = keep.size() - 1; i >= 0; --i)
+          if (!keep[i])
+            yield->eraseOperand(i);
+}
+
+/// Partition `p`'s region: a clone of the body without what does not run
+/// in it.
+static void clonePartition(Assignment &a, unsigned p, Region &into, IRRewriter &rewriter) {
+  IRMapping map;
+  a.body->cloneInto(&into, map);
+  Mask bit = Mask(1) << p;
+  // The original ops in program order, and their clones.
+  SmallVector<Operation *> order;
+  a.body->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    order.push_back(op);
+    return nested(op) ? WalkResult::advance() : WalkResult::skip();
+  });
+  SmallVector<std::pair<Operation *, BitVector>> shrink;
+  for (Operation *op : order) {
+    if (!isa<scf::ForOp, scf::IfOp>(op) || !(a.runs.lookup(op) & bit))
+      continue;
+    BitVector keep(op->getNumResults());
+    for (OpResult r : op->getResults())
+      keep[r.getResultNumber()] = (a.of(r) & bit) != 0;
+    if (keep.all())
+      continue;
+    Operation *clone = map.lookup(op);
+    dropYielded(clone, keep);
+    shrink.emplace_back(clone, keep);
+  }
+  // Users before what they use.
+  for (Operation *op : llvm::reverse(order))
+    if (!isa<scf::YieldOp>(op) && !(a.runs.lookup(op) & bit))
+      rewriter.eraseOp(map.lookup(op));
+  for (auto &[op, keep] : shrink) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      dropResults(rewriter, loop, keep);
+    else
+      dropResults(rewriter, cast<scf::IfOp>(op), keep);
+  }
+  // What the partition computes but does not use (users first).
+  into.walk<WalkOrder::PostOrder, mlir::ReverseIterator>([&](Operation *op) {
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
+  });
+  into.walk([](Operation *op) { op->removeAttr(kPartitionAttr); });
+}
+
+struct TileSplitPartitionsPass
+    : public sparse_mla::tile::impl::TileSplitPartitionsPassBase<TileSplitPartitionsPass> {
+  void runOnOperation() override {
+    SmallVector<WarpSpecializeOp> unsplit;
+    getOperation().walk([&](WarpSpecializeOp ws) {
+      if (ws.isUnsplit())
+        unsplit.push_back(ws);
+    });
+    for (WarpSpecializeOp ws : unsplit) {
+      unsigned n = ws.getRegisters().size();
+      Assignment a{&ws.getPartitions().front(), (Mask(1) << n) - 1, {}, {}};
+      if (failed(a.run()))
+        return signalPassFailure();
+      IRRewriter rewriter(ws);
+      auto split = WarpSpecializeOp::create(rewriter, ws.getLoc(), ws.getWarpgroupsAttr(),
+                                            ws.getRegistersAttr(), n);
+      for (unsigned p = 0; p < n; ++p)
+        clonePartition(a, p, split.getPartitions()[p], rewriter);
+      rewriter.eraseOp(ws);
+    }
+  }
+};
+
+} // namespace

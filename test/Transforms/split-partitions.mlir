@@ -1,0 +1,170 @@
+// RUN: sparse-mla-opt %s -split-input-file --pass-pipeline='builtin.module(tile.kernel(tile-split-partitions))' -verify-diagnostics | FileCheck %s
+// One body for both warpgroups becomes a region each. Tagged ops, and what
+// uses their results, go to their partition; loop results go where the
+// values yielded for them are; the loop, the key map, the skip vote and the
+// channel's get run in both; what a partition does not use is erased.
+
+// CHECK-LABEL: tile.kernel @one_loop
+// CHECK:       tile.warp_specialize registers([240, 240]) {
+// Partition 0: the put, its GEMM, its accumulator and the block count.
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (!tile.reg<64x64xf32>, i32)
+// CHECK:           tile.load %{{.*}}[%{{.*}}]
+// CHECK:           tile.any
+// CHECK:           scf.if %{{.*}} -> (!tile.reg<64x64xf32>, i32)
+// CHECK:             tile.put_enter
+// CHECK:             tile.gather_rows
+// CHECK:             tile.put_exit
+// CHECK:             %[[K0:.*]] = tile.get_enter
+// CHECK:             tile.gemm %[[K0]], %[[K0]], %{{.*}} {transpose_b}
+// CHECK-NOT:         tile.gemm
+// CHECK:             tile.get_exit
+// CHECK:             arith.addi
+// CHECK:           } else {
+// CHECK:         tile.store %{{.*}}, %{{.*}}[%c0, %c0]
+// CHECK-NOT:     tile.store
+// CHECK-NOT:     tile.partition
+// Partition 1: the get and its GEMM, without the put or the count.
+// CHECK:       }, {
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (!tile.reg<64x64xf32>) {
+// CHECK:           tile.load %{{.*}}[%{{.*}}]
+// CHECK-NOT:       tile.put_enter
+// CHECK:           scf.if %{{.*}} -> (!tile.reg<64x64xf32>)
+// CHECK-NEXT:        %[[K1:.*]] = tile.get_enter
+// CHECK-NEXT:        tile.gemm %[[K1]], %[[K1]], %{{.*}} :
+// CHECK-NEXT:        tile.get_exit
+// CHECK-NEXT:        scf.yield
+// CHECK:         tile.store %{{.*}}, %{{.*}}[%c64, %c0]
+// CHECK-NOT:     arith.addi
+!buf = !tile.smem<64x64xbf16>
+!chan = !tile.channel<!buf>
+!acc = !tile.reg<64x64xf32>
+tile.kernel @one_loop(%kv: memref<?x?xbf16>, %keys: memref<?xi32>, %n: index,
+                      %out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %zero_i32 = arith.constant 0 : i32
+  %one_i32 = arith.constant 1 : i32
+  %none = arith.constant -1 : i32
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %acc0, %acc1, %blocks = scf.for %j = %c0 to %n step %c64
+        iter_args(%a0 = %init, %a1 = %init, %done = %zero_i32) -> (!acc, !acc, i32) {
+      %rows = tile.load %keys[%j] bounds [%n] pad %none : memref<?xi32>, i32 -> !tile.reg<64xi32>
+      %ok = tile.map %rows : !tile.reg<64xi32> -> !tile.reg<64xi1> {
+      ^bb0(%r: i32):
+        %b = arith.cmpi sge, %r, %zero_i32 : i32
+        tile.yield %b : i1
+      }
+      %live = tile.any %ok : !tile.reg<64xi1>
+      %n0, %n1, %d = scf.if %live -> (!acc, !acc, i32) {
+        %in = tile.put_enter %ch {tile.partition = 0} : !chan
+        %t = tile.gather_rows %kv[%rows, %c0] into %in {per_warpgroup}
+            : memref<?x?xbf16>, !tile.reg<64xi32>, !buf
+        tile.put_exit %ch after %t {tile.partition = 0} : !chan
+        %k = tile.get_enter %ch : !chan
+        %x0 = tile.gemm %k, %k, %a0 {transpose_b, tile.partition = 0} : !buf, !buf, !acc
+        %x1 = tile.gemm %k, %k, %a1 {tile.partition = 1} : !buf, !buf, !acc
+        tile.get_exit %ch : !chan
+        %more = arith.addi %done, %one_i32 {tile.partition = 0} : i32
+        scf.yield %x0, %x1, %more : !acc, !acc, i32
+      } else {
+        scf.yield %a0, %a1, %done : !acc, !acc, i32
+      }
+      scf.yield %n0, %n1, %d : !acc, !acc, i32
+    }
+    tile.store %acc0, %out[%c0, %c0] : !acc, memref<?x?xf32>
+    tile.store %acc1, %out[%c64, %c0] : !acc, memref<?x?xf32>
+  }
+}
+
+// -----
+
+// A branch on a value of partition 1 runs in partition 1 only, and so do
+// the untagged ops inside it.
+// CHECK-LABEL: tile.kernel @branch_of_one
+// CHECK:       tile.warp_specialize
+// CHECK-NOT:     tile.any
+// CHECK-NOT:     tile.store
+// CHECK:       }, {
+// CHECK:         %[[ANY:.*]] = tile.any
+// CHECK:         scf.if %[[ANY]] {
+// CHECK:           tile.store
+tile.kernel @branch_of_one(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %true = arith.constant true
+  tile.warp_specialize registers([240, 240]) {
+    %flags = tile.splat %true : !tile.reg<64xi1>
+    %any = tile.any %flags {tile.partition = 1} : !tile.reg<64xi1>
+    scf.if %any {
+      %z = tile.splat %zero : !tile.reg<64x64xf32>
+      tile.store %z, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
+    }
+  }
+}
+
+// -----
+
+tile.kernel @two_partitions_meet(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  tile.warp_specialize registers([240, 240]) {
+    %a = tile.splat %zero {tile.partition = 0} : !tile.reg<64x64xf32>
+    %b = tile.splat %zero {tile.partition = 1} : !tile.reg<64x64xf32>
+    // expected-error @+1 {{runs in no partition: it takes values of different partitions, or of another than its 'tile.partition' (partitions hand data over through a tile.channel)}}
+    %c = tile.map %a, %b : !tile.reg<64x64xf32>, !tile.reg<64x64xf32> -> !tile.reg<64x64xf32> {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      tile.yield %s : f32
+    }
+    tile.store %c, %out[%c0, %c0] : !tile.reg<64x64xf32>, memref<?x?xf32>
+  }
+}
+
+// -----
+
+tile.kernel @tag_against_operand(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  tile.warp_specialize registers([240, 240]) {
+    %a = tile.splat %zero {tile.partition = 0} : !tile.reg<64x64xf32>
+    // expected-error @+1 {{runs in no partition}}
+    tile.store %a, %out[%c0, %c0] {tile.partition = 1} : !tile.reg<64x64xf32>, memref<?x?xf32>
+  }
+}
+
+// -----
+
+tile.kernel @yield_of_two(%out: memref<?x?xf32>, %c: i1) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{yields values of different partitions as result #0}}
+    %r = scf.if %c -> (!tile.reg<64x64xf32>) {
+      %a = tile.splat %zero {tile.partition = 0} : !tile.reg<64x64xf32>
+      scf.yield %a : !tile.reg<64x64xf32>
+    } else {
+      %b = tile.splat %zero {tile.partition = 1} : !tile.reg<64x64xf32>
+      scf.yield %b : !tile.reg<64x64xf32>
+    }
+  }
+}
+
+// -----
+
+// The channel rules hold once the body is split: an untagged put runs in
+// both partitions, and a channel has one producer.
+!buf = !tile.smem<64x64xbf16>
+!chan = !tile.channel<!buf>
+tile.kernel @untagged_put() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{puts into a channel that partition #0 puts into: a channel has one producer}}
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
