@@ -41,10 +41,10 @@
 // (tile.key_clock), so that the dKV rows they add into stay in L2.
 //
 // The kernel is generic over shape parameters: {hw} columns per
-// warpgroup in the prologue, {hp} = 2 * hw per CTA, {d} = D, {dqk} = D +
-// D_tail, {dq1} = dqk - 256, warpgroup 1's rows of dQ^T, and {dk1} =
-// dqk - 128 and {dv1} = d - 128, its dKV and V columns. tile-specialize
-// compiles one kernel per entry of `variants` below.
+// warpgroup in the prologue, {d} = D, {dqk} = D + D_tail, and those
+// derived from them (`derive` below): {hp} columns per CTA, {dq1}
+// warpgroup 1's rows of dQ^T, {dk1} and {dv1} its dKV and V columns.
+// tile-specialize compiles one kernel per entry of `variants`.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
 !v_block = !tile.smem<64x{d}xbf16>        // their V part
@@ -114,14 +114,13 @@ tile.kernel @sparse_mla_bwd(
     // the hp = 64 variants.
     grid(affine_map<()[rows, groups, heads, hp] -> (rows floordiv groups, groups * (heads ceildiv hp))>,
          %keys[0], %groups, %heads_per_group, {hp})
-    variants([{hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
-              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 0},
-              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 0},
-              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 0},
-              {hw = 16, hp = 32, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 1},
-              {hw = 16, hp = 32, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 1},
-              {hw = 32, hp = 64, d = 512, dqk = 576, dq1 = 320, dk1 = 448, dv1 = 384, det = 1},
-              {hw = 32, hp = 64, d = 512, dqk = 512, dq1 = 256, dk1 = 384, dv1 = 384, det = 1}]) {
+    // Warpgroup 1 holds dQ^T rows [256, dqk) and adds dKV columns [128,
+    // dqk) (V: [128, d)); a CTA has 2 * hw columns.
+    derive([hp, dq1, dk1, dv1] = affine_map<()[hw, dqk, d] -> (hw * 2, dqk - 256, dqk - 128, d - 128)>[hw, dqk, d])
+    variants([{hw = 16, d = 512, dqk = 576, det = 0}, {hw = 16, d = 512, dqk = 512, det = 0},
+              {hw = 32, d = 512, dqk = 576, det = 0}, {hw = 32, d = 512, dqk = 512, det = 0},
+              {hw = 16, d = 512, dqk = 576, det = 1}, {hw = 16, d = 512, dqk = 512, det = 1},
+              {hw = 32, d = 512, dqk = 576, det = 1}, {hw = 32, d = 512, dqk = 512, det = 1}]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

@@ -149,3 +149,17 @@ tile.kernel @rows(%out: memref<?x?xf32>, %n: index) warpgroups(1)
     variants([{per = 16}, {per = 32}]) {
   %per = tile.param "per" : index
 }
+
+// -----
+
+// Derived parameters are bound with the variant's own, and name the kernel.
+// CHECK-LABEL: tile.kernel @derived_hp32_hw16
+// CHECK-SAME: attributes {tile.params = {hp = 32 : i64, hw = 16 : i64}}
+// CHECK:   tile.alloc : !tile.smem<64x32xbf16>
+// CHECK-LABEL: tile.kernel @derived_hp64_hw32
+// CHECK:   tile.alloc : !tile.smem<64x64xbf16>
+tile.kernel @derived() warpgroups(1)
+    derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])
+    variants([{hw = 16}, {hw = 32}]) {
+  %p = tile.alloc : !tile.smem<64x{hp}xbf16>
+}

@@ -1343,3 +1343,37 @@ tile.kernel @k() warpgroups(2) {
   }, {
   }
 }
+// -----
+// expected-error @+1 {{variant #1 binds 'hp', which the kernel derives}}
+tile.kernel @k() warpgroups(1) derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])
+    variants([{hw = 16}, {hw = 32, hp = 64}]) {
+}
+// -----
+// expected-error @+1 {{derives shape parameters but has no variants}}
+tile.kernel @k() warpgroups(1) derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw]) {
+}
+// -----
+// expected-error @+1 {{derive map has 0 dimensions, 1 symbols and 2 results, for no dimension, 1 parameters and 1 derived ones}}
+tile.kernel @k() warpgroups(1) derive([hp] = affine_map<()[hw] -> (hw * 2, hw)>[hw])
+    variants([{hw = 16}]) {
+}
+// -----
+// expected-error @+1 {{variant #0 does not bind 'dqk', which a derived parameter needs}}
+tile.kernel @k() warpgroups(1) derive([dq1] = affine_map<()[dqk] -> (dqk - 256)>[dqk])
+    variants([{hw = 16}]) {
+}
+// -----
+// expected-error @+1 {{variant #0 derives 'dq1' = -64, not an integer in [0, 2^31)}}
+tile.kernel @k() warpgroups(1) derive([dq1] = affine_map<()[dqk] -> (dqk - 256)>[dqk])
+    variants([{dqk = 192}]) {
+}
+// -----
+// expected-error @+1 {{derive map gives variant #0 no number (a division by zero)}}
+tile.kernel @k() warpgroups(1) derive([q] = affine_map<()[a, b] -> (a floordiv b)>[a, b])
+    variants([{a = 16, b = 0}]) {
+}
+// -----
+// expected-error @+1 {{derives 'a' twice, or from itself}}
+tile.kernel @k() warpgroups(1) derive([a] = affine_map<()[a] -> (a * 2)>[a])
+    variants([{a = 16}]) {
+}

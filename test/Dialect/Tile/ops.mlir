@@ -2,6 +2,9 @@
 // RUN: sparse-mla-opt %s --canonicalize | FileCheck %s --check-prefix=FOLD
 // Every op of the tile dialect prints and parses back.
 
+// The derive map of @derived below, printed as an alias.
+// CHECK: #[[DERIVE:.*]] = affine_map<()[s0, s1] -> (s0 * 2, s1 - s0)>
+
 // CHECK-LABEL: tile.kernel @all_ops
 // CHECK-SAME: (%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memref<?x?xi32>,
 // CHECK-SAME: warpgroups(2)
@@ -110,6 +113,15 @@ tile.kernel @generic(%x: memref<?x?xbf16>) warpgroups(1)
   // CHECK: tile.splat %{{.*}} : !tile.reg<{d}x{hw}xf32>
   %zero = arith.constant 0.0 : f32
   %acc = tile.splat %zero : !tile.reg<{d}x{hw}xf32>
+}
+
+// Derived shape parameters.
+// CHECK-LABEL: tile.kernel @derived
+// CHECK-SAME: derive([w2, wd] = #[[DERIVE]][hw, d]) variants([{d = 512 : i64, hw = 16 : i64}])
+tile.kernel @derived(%x: memref<?x?xbf16>) warpgroups(1)
+    derive([w2, wd] = affine_map<()[hw, d] -> (hw * 2, d - hw)>[hw, d])
+    variants([{hw = 16, d = 512}]) {
+  %q = tile.alloc : !tile.smem<{w2}x{wd}xbf16>
 }
 
 // Elements by position, iota, scans, row stores, tables and per-warpgroup

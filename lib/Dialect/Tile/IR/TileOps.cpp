@@ -88,6 +88,26 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
     result.addAttribute(getGridAttrName(result.name), map);
     result.addAttribute(getGridSymbolsAttrName(result.name), b.getArrayAttr(symbols));
   }
+  if (succeeded(parser.parseOptionalKeyword("derive"))) {
+    // derive([a, b] = affine_map<()[x, y] -> (..)>[x, y])
+    SmallVector<Attribute> names, symbols;
+    auto parseNames = [&](SmallVectorImpl<Attribute> &into) {
+      return parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+        StringRef name;
+        if (parser.parseKeyword(&name))
+          return failure();
+        into.push_back(b.getStringAttr(name));
+        return success();
+      });
+    };
+    AffineMapAttr map;
+    if (parser.parseLParen() || parseNames(names) || parser.parseEqual() ||
+        parser.parseAttribute(map) || parseNames(symbols) || parser.parseRParen())
+      return failure();
+    result.addAttribute(getDeriveAttrName(result.name), map);
+    result.addAttribute(getDeriveNamesAttrName(result.name), b.getArrayAttr(names));
+    result.addAttribute(getDeriveSymbolsAttrName(result.name), b.getArrayAttr(symbols));
+  }
   if (succeeded(parser.parseOptionalKeyword("variants"))) {
     ArrayAttr variants;
     if (parser.parseLParen() || parser.parseAttribute(variants) ||
@@ -136,13 +156,26 @@ void KernelOp::print(OpAsmPrinter &p) {
     }
     p << ")";
   }
+  if (AffineMapAttr derive = getDeriveAttr()) {
+    auto names = [&](ArrayAttr list) {
+      p << "[";
+      llvm::interleaveComma(list, p, [&](Attribute a) { p << cast<StringAttr>(a).getValue(); });
+      p << "]";
+    };
+    p << " derive(";
+    names(getDeriveNamesAttr());
+    p << " = " << derive;
+    names(getDeriveSymbolsAttr());
+    p << ")";
+  }
   if (ArrayAttr variants = getVariantsAttr())
     p << " variants(" << variants << ")";
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
        getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName(),
-       getArgNamesAttrName(), getGridAttrName(), getGridSymbolsAttrName()});
+       getArgNamesAttrName(), getGridAttrName(), getGridSymbolsAttrName(), getDeriveAttrName(),
+       getDeriveNamesAttrName(), getDeriveSymbolsAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
@@ -188,7 +221,91 @@ LogicalResult KernelOp::verify() {
       return emitOpError("argument #")
              << i << " must be a memref or a scalar, got " << type;
   }
-  return verifyGrid();
+  if (failed(verifyGrid()))
+    return failure();
+  return verifyDerive();
+}
+
+/// The results of a map of symbols only at `values`; nullopt where one
+/// does not fold to a number (a division by zero).
+static std::optional<SmallVector<int64_t>> evaluate(AffineMap map, ArrayRef<int64_t> values) {
+  SmallVector<AffineExpr> constants;
+  for (int64_t v : values)
+    constants.push_back(getAffineConstantExpr(v, map.getContext()));
+  AffineMap bound = simplifyAffineMap(map.replaceDimsAndSymbols({}, constants, 0, 0));
+  SmallVector<int64_t> results;
+  for (AffineExpr e : bound.getResults()) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c)
+      return std::nullopt;
+    results.push_back(c.getValue());
+  }
+  return results;
+}
+
+/// Derived parameters: a map of the variants' own parameters, whose
+/// results bind names that no variant binds, each a value in [0, 2^31).
+LogicalResult KernelOp::verifyDerive() {
+  AffineMapAttr derive = getDeriveAttr();
+  ArrayAttr names = getDeriveNamesAttr(), symbols = getDeriveSymbolsAttr();
+  if (!derive && !names && !symbols)
+    return success();
+  if (!derive || !names || !symbols)
+    return emitOpError("needs a derive map, the names it binds and its symbols");
+  AffineMap map = derive.getValue();
+  if (map.getNumDims() || map.getNumSymbols() != symbols.size() ||
+      map.getNumResults() != names.size())
+    return emitOpError("derive map has ")
+           << map.getNumDims() << " dimensions, " << map.getNumSymbols() << " symbols and "
+           << map.getNumResults() << " results, for no dimension, " << symbols.size()
+           << " parameters and " << names.size() << " derived ones";
+  ArrayAttr variants = getVariantsAttr();
+  if (!variants)
+    return emitOpError("derives shape parameters but has no variants");
+  for (auto [r, name] : llvm::enumerate(names)) {
+    if (llvm::is_contained(symbols, name) || llvm::count(names, name) > 1)
+      return emitOpError("derives '") << cast<StringAttr>(name).getValue()
+                                      << "' twice, or from itself";
+  }
+  for (auto [i, a] : llvm::enumerate(variants)) {
+    auto variant = cast<DictionaryAttr>(a);
+    SmallVector<int64_t> given;
+    for (Attribute symbol : symbols) {
+      auto value = variant.getAs<IntegerAttr>(cast<StringAttr>(symbol));
+      if (!value)
+        return emitOpError("variant #") << i << " does not bind '"
+                                        << cast<StringAttr>(symbol).getValue()
+                                        << "', which a derived parameter needs";
+      given.push_back(value.getInt());
+    }
+    std::optional<SmallVector<int64_t>> derived = evaluate(map, given);
+    if (!derived)
+      return emitOpError("derive map gives variant #") << i << " no number (a division by zero)";
+    for (auto [name, value] : llvm::zip(names, *derived)) {
+      if (variant.contains(cast<StringAttr>(name)))
+        return emitOpError("variant #") << i << " binds '" << cast<StringAttr>(name).getValue()
+                                        << "', which the kernel derives";
+      if (value < 0 || value >= (int64_t(1) << 31))
+        return emitOpError("variant #") << i << " derives '" << cast<StringAttr>(name).getValue()
+                                        << "' = " << value << ", not an integer in [0, 2^31)";
+    }
+  }
+  return success();
+}
+
+DictionaryAttr KernelOp::getBinding(unsigned i) {
+  auto variant = cast<DictionaryAttr>(getVariantsAttr()[i]);
+  AffineMapAttr derive = getDeriveAttr();
+  if (!derive)
+    return variant;
+  SmallVector<int64_t> given;
+  for (Attribute symbol : getDeriveSymbolsAttr())
+    given.push_back(variant.getAs<IntegerAttr>(cast<StringAttr>(symbol)).getInt());
+  NamedAttrList binding(variant);
+  Builder b(getContext());
+  for (auto [name, value] : llvm::zip(getDeriveNamesAttr(), *evaluate(derive.getValue(), given)))
+    binding.set(cast<StringAttr>(name), b.getI64IntegerAttr(value));
+  return binding.getDictionary(getContext());
 }
 
 /// The grid is x, y, z at most, each a function of sizes: integer scalars,
@@ -290,8 +407,9 @@ LogicalResult KernelOp::verifyRegions() {
                << i << " binds '" << binding.getName().getValue() << "' to "
                << binding.getValue() << ", not an integer in [0, 2^31)";
     }
+    ArrayAttr derived = getDeriveNamesAttr();
     for (StringAttr name : params)
-      if (!variant.contains(name))
+      if (!variant.contains(name) && !(derived && llvm::is_contained(derived, name)))
         return emitOpError("variant #")
                << i << " does not bind shape parameter '" << name.getValue()
                << "'";
@@ -301,8 +419,8 @@ LogicalResult KernelOp::verifyRegions() {
   WalkResult fits = getBody().walk([&](ParamOp param) {
     unsigned width = param.getType().isIndex() ? 64 : param.getType().getIntOrFloatBitWidth();
     unsigned bits = width == 1 ? 1 : width - 1;
-    for (auto [i, a] : llvm::enumerate(variants)) {
-      int64_t v = cast<DictionaryAttr>(a).getAs<IntegerAttr>(param.getNameAttr()).getInt();
+    for (unsigned i = 0; i < variants.size(); ++i) {
+      int64_t v = getBinding(i).getAs<IntegerAttr>(param.getNameAttr()).getInt();
       if (width < 64 && v >= (int64_t(1) << bits)) {
         param.emitOpError("cannot hold ")
             << v << ", the value of variant #" << i << ", in " << param.getType();

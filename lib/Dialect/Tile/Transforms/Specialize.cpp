@@ -136,8 +136,8 @@ struct TileSpecializePass
       ArrayAttr variants = kernel.getVariantsAttr();
       if (!variants)
         continue;
-      for (auto [i, a] : llvm::enumerate(variants)) {
-        auto variant = cast<DictionaryAttr>(a);
+      for (unsigned i = 0; i < variants.size(); ++i) {
+        DictionaryAttr variant = kernel.getBinding(i);
         std::string name = variantName(kernel, variant);
         if (symbols.lookup(name)) {
           kernel.emitOpError("variant #")
@@ -147,6 +147,9 @@ struct TileSpecializePass
         auto clone = cast<KernelOp>(kernel->clone());
         clone.setSymName(name);
         clone.removeVariantsAttr();
+        clone.removeDeriveAttr();
+        clone.removeDeriveNamesAttr();
+        clone.removeDeriveSymbolsAttr();
         clone->setAttr(kParamsAttr, variant);
         symbols.insert(clone, Block::iterator(kernel));
         // The sizes that the generic kernel left unchecked are checked now.

@@ -58,6 +58,11 @@ def Tile_KernelOp : Tile_Op<"kernel", [
       ...
     ```
 
+    Parameters that follow from others are derived, not listed:
+    `derive([m, r] = affine_map<()[n] -> (n * 2, n - 16)>[n])` binds m and r
+    in every variant from the listed parameters (the map's symbols, in
+    order), so that no variant can state them inconsistently.
+
     With `cluster(n)`, n > 1, the grid's x dimension is cut into clusters of
     n consecutive CTAs that run at once and reach each other's shared memory
     (`tile.cluster_rank`, `tile.write` and `tile.mbarrier_arrive` with
@@ -90,7 +95,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictArrayAttr>:$res_attrs,
                        StrArrayAttr:$arg_names,
                        OptionalAttr<AffineMapAttr>:$grid,
-                       OptionalAttr<DictArrayAttr>:$grid_symbols);
+                       OptionalAttr<DictArrayAttr>:$grid_symbols,
+                       OptionalAttr<AffineMapAttr>:$derive,
+                       OptionalAttr<StrArrayAttr>:$derive_names,
+                       OptionalAttr<StrArrayAttr>:$derive_symbols);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -106,6 +114,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     /// The names of the shape parameters used in the body, in order of use.
     ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
     ::mlir::LogicalResult verifyGrid();
+    ::mlir::LogicalResult verifyDerive();
+    /// Variant `i`'s binding of every shape parameter: its own and the
+    /// derived ones.
+    ::mlir::DictionaryAttr getBinding(unsigned i);
   }];
 }
 
