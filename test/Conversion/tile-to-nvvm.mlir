@@ -579,18 +579,18 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
 // Warp specialization: each region under `if (warpgroup == w)`, first
 // setting its register budget down from the even share (256 each for two
 // warpgroups); mbarriers initialized by thread 0 then fenced and published
-// by a CTA barrier; arrivals and parity waits in PTX on 32-bit shared
-// addresses; a barrier of warpgroup 1 alone is named barrier 2 of 128
+// by a CTA barrier (NVVM ops); parity waits with NVVM's try_wait loop and
+// a suspend hint; arrivals in PTX on 32-bit shared addresses; a barrier of warpgroup 1 alone is named barrier 2 of 128
 // threads, one of warpgroups 0 and 2 of three the first id after theirs (4).
 // CHECK-LABEL: gpu.func @partitions
 // CHECK: scf.if
-// CHECK:   "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r"
-// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK:   nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
 // CHECK: %[[W0:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32
 // CHECK: scf.if %[[W0]]
 // CHECK:   "setmaxnreg.dec.sync.aligned.u32 40;"
-// CHECK:   "{{.*}}mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;{{.*}}@!done bra wait_again;{{.*}}", "r,r"
+// CHECK:   nvvm.mbarrier.try_wait.parity %{{.*}}, %{{.*}}, %c10000000_i32 : !llvm.ptr<3>, i32, i32
 // CHECK:   "fence.proxy.async.shared::cta;"
 // CHECK:   "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];", "r"
 // CHECK:   "{{.*}}@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], $2;{{.*}}@!p mbarrier.arrive.shared::cta.b64 _, [$1];{{.*}}", "r,r,r"
@@ -602,7 +602,7 @@ tile.kernel @register_a(%out: memref<?x?xf32>) warpgroups(1) {
 // CHECK-NEXT: "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
 // A wait before writes only and an arrival after reads only hand nothing
 // between the proxies: no fence.
-// CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NOT: fence.proxy
 // CHECK:     "mbarrier.arrive.shared::cta.b64 _, [$0];", "r"
 // CHECK-NOT: fence.proxy
@@ -712,7 +712,7 @@ tile.kernel @counters(%clock: memref<?x?xi32>, %out: memref<?xi32>) warpgroups(1
 // CHECK: gpu.func @pair
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 // CHECK: nvvm.read.ptx.sreg.cluster.ctarank : i32
-// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK: nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>

@@ -24,7 +24,7 @@
 // PTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PTX-DAG: ex2.approx.ftz.f32
-// PTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// PTX-DAG: mbarrier.try_wait.parity.shared.b64
 // PTX-DAG: bar.red.or.pred p, 1, 128, q;
 // PTX-DAG: bar.red.or.pred p, 2, 128, q;
 // PTX-NOT: cp.reduce.async.bulk

@@ -2,9 +2,12 @@
 //
 // tile.barrier is a CTA or named barrier behind a proxy fence (thread writes
 // to shared memory are next read by wgmma); tile.any is a barrier reduction;
-// the mbarrier ops are their PTX instructions on 32-bit shared addresses
-// (a peer CTA's barrier: mapped into the cluster's window, and in a cluster
-// kernel every wait acquires at cluster scope);
+// mbarriers are initialized and waited for with the NVVM ops, except a
+// cluster kernel's waits, which acquire at cluster scope (inline PTX); the
+// arrivals stay inline PTX on 32-bit shared addresses: the NVVM arrive ops
+// define an unused 64-bit state and fold the address into the instruction,
+// which made ptxas spill 16-40 B more in the dqk = 512, hp = 64 backward
+// (bench/NOTES.md); a peer CTA's barrier is mapped into the cluster's window;
 // tile.warp_specialize is one branch per warpgroup that first sets the
 // warpgroup's register budget.
 //
@@ -61,13 +64,12 @@ struct MBarrierInitLowering : public OpConversionPattern<MBarrierInitOp> {
     ValueRange counts = adaptor.getCounts();
     ifThen(rewriter, loc, first, [&](OpBuilder &b) {
       for (int64_t i = 0; i < n; ++i)
-        emitPtx(b, loc,
-                {mbarrierAddress(b, loc, adaptor.getBars(),
-                                 arith::ConstantIndexOp::create(b, loc, i)),
-                 toI32(b, loc, counts[counts.size() == 1 ? 0 : i])},
-                "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r");
+        NVVM::MBarrierInitOp::create(
+            b, loc,
+            mbarrierPointer(b, loc, adaptor.getBars(), arith::ConstantIndexOp::create(b, loc, i)),
+            toI32(b, loc, counts[counts.size() == 1 ? 0 : i]), /*predicate=*/Value());
     });
-    emitPtx(rewriter, loc, {}, "fence.mbarrier_init.release.cluster;", "");
+    NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     if (inClusterKernel(op))
       clusterBarrier(rewriter, loc);
     else
@@ -116,21 +118,32 @@ struct MBarrierArriveLowering : public OpConversionPattern<MBarrierArriveOp> {
   }
 };
 
+/// How long a waiting thread may be suspended before it polls again (as
+/// CUTLASS's pipelines): it wakes when the phase completes.
+constexpr int64_t kWaitSuspendHintNs = 10000000;
+
 struct MBarrierWaitLowering : public OpConversionPattern<MBarrierWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(MBarrierWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value addr = mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getIndex());
-    // The label is local to the braces, so each wait may repeat it. In a
-    // cluster kernel, arrivals may come from a peer CTA: acquire at its scope.
-    std::string scope = inClusterKernel(op) ? ".acquire.cluster" : "";
-    emitPtx(rewriter, loc, {addr, adaptor.getParity()},
-            "{\n.reg .pred done;\nwait_again:\n"
-            "mbarrier.try_wait.parity" + scope + ".shared::cta.b64 done, [$0], $1;\n"
-            "@!done bra wait_again;\n}",
-            "r,r");
+    if (inClusterKernel(op)) {
+      // Arrivals may come from a peer CTA: acquire at its scope, which the
+      // NVVM op cannot say. The label is local to the braces, so each wait
+      // may repeat it.
+      emitPtx(rewriter, loc,
+              {mbarrierAddress(rewriter, loc, adaptor.getBars(), adaptor.getIndex()),
+               adaptor.getParity()},
+              "{\n.reg .pred done;\nwait_again:\n"
+              "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [$0], $1;\n"
+              "@!done bra wait_again;\n}",
+              "r,r");
+    } else {
+      NVVM::MBarrierTryWaitParityOp::create(
+          rewriter, loc, mbarrierPointer(rewriter, loc, adaptor.getBars(), adaptor.getIndex()),
+          adaptor.getParity(), i32Const(rewriter, loc, kWaitSuspendHintNs));
+    }
     // Copies that completed on the barrier (cp.async, generic proxy) may
     // next be read by this thread's wgmma (async proxy).
     if (!op.getForWrites())

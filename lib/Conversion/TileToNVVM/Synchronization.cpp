@@ -6,10 +6,13 @@
 using namespace mlir;
 using namespace sparse_mla::tile;
 
-Value sparse_mla::tile::mbarrierAddress(OpBuilder &b, Location loc, Value bars, Value index) {
+Value sparse_mla::tile::mbarrierPointer(OpBuilder &b, Location loc, Value bars, Value index) {
   Value off = arith::MulIOp::create(b, loc, toI32(b, loc, index), i32Const(b, loc, 8));
-  Value ptr = bytePointer(b, loc, bars, off);
-  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ptr);
+  return bytePointer(b, loc, bars, off);
+}
+
+Value sparse_mla::tile::mbarrierAddress(OpBuilder &b, Location loc, Value bars, Value index) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), mbarrierPointer(b, loc, bars, index));
 }
 
 bool sparse_mla::tile::inClusterKernel(Operation *op) {

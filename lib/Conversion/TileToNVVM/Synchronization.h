@@ -6,7 +6,10 @@
 
 namespace sparse_mla::tile {
 
-/// The 32-bit shared address of mbarrier `index` of a 1 x N tile at `bars`.
+/// Mbarrier `index` of a 1 x N tile at `bars`, as !llvm.ptr<3> (the NVVM
+/// mbarrier ops), and as its 32-bit shared address (inline PTX).
+mlir::Value mbarrierPointer(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bars,
+                            mlir::Value index);
 mlir::Value mbarrierAddress(mlir::OpBuilder &b, mlir::Location loc, mlir::Value bars,
                             mlir::Value index);
 

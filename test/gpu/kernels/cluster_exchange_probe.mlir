@@ -22,7 +22,7 @@
 // acquire at cluster scope, and the cluster barrier before the exit.
 // CHECK: .explicitcluster
 // CHECK: .reqnctapercluster 2, 1, 1
-// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: mbarrier.init.shared.b64
 // CHECK: fence.mbarrier_init.release.cluster;
 // CHECK: barrier.cluster.arrive.aligned;
 // CHECK-NEXT: barrier.cluster.wait.aligned;

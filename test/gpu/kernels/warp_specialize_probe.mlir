@@ -14,9 +14,9 @@
 // CHECK: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK: cp.async.cg.shared.global
 // CHECK: cp.async.mbarrier.arrive.noinc.shared::cta.b64
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: mbarrier.try_wait.parity.shared.b64
 // CHECK: setmaxnreg.dec.sync.aligned.u32 232;
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: mbarrier.try_wait.parity.shared.b64
 // CHECK: bar.sync 2, 128;
 // CHECK: mbarrier.arrive.shared::cta.b64
 tile.kernel @warp_specialize_probe(%src: memref<?x64xbf16>, %idx: memref<?xi32>,
