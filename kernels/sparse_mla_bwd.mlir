@@ -42,14 +42,12 @@
 //
 // The kernel is generic over shape parameters: {hw} columns per
 // warpgroup in the prologue, {d} = D, {dqk} = D + D_tail, and those
-// derived from them (`derive` below): {hp} columns per CTA, {dq1}
-// warpgroup 1's rows of dQ^T, {dk1} and {dv1} its dKV and V columns.
+// derived from them (`derive` below): {hp} columns per CTA, {dk1} and
+// {dv1} warpgroup 1's dKV and V columns.
 // tile-specialize compiles one kernel per entry of `variants`.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
 !v_block = !tile.smem<64x{d}xbf16>        // their V part
-!k_rows0 = !tile.smem<64x256xbf16>        // their first 256 columns
-!k_rows1 = !tile.smem<64x{dq1}xbf16>      // the others
 !q_cols = !tile.smem<{hp}x{dqk}xbf16>     // Q of the CTA's columns
 !do_cols = !tile.smem<{hp}x{d}xbf16>      // dO of the CTA's columns
 !q_wg = !tile.smem<{hw}x{dqk}xbf16>       // a warpgroup's part of them
@@ -75,10 +73,8 @@
 !do_wg0 = !tile.smem<{hp}x128xbf16>
 !q_rest = !tile.smem<{hp}x{dk1}xbf16>     // the other columns
 !do_rest = !tile.smem<{hp}x{dv1}xbf16>
-!dq_acc0 = !tile.reg<256x{hp}xf32>        // dQ^T rows of warpgroup 0
-!dq_acc1 = !tile.reg<{dq1}x{hp}xf32>      // dQ^T rows of warpgroup 1
-!dq_out0 = !tile.reg<256x{hp}xbf16>
-!dq_out1 = !tile.reg<{dq1}x{hp}xbf16>
+!dq_acc = !tile.reg<{dqk}x{hp}xf32>       // dQ^T (each warpgroup holds its rows)
+!dq_out = !tile.reg<{dqk}x{hp}xbf16>
 !k_chan = !tile.channel<!kv_block>        // a block's kv rows
 !pds_chan = !tile.channel<!probs, !probs> // its P^T and dS^T
 !rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
@@ -114,9 +110,9 @@ tile.kernel @sparse_mla_bwd(
     // the hp = 64 variants.
     grid(affine_map<()[rows, groups, heads, hp] -> (rows floordiv groups, groups * (heads ceildiv hp))>,
          %keys[0], %groups, %heads_per_group, {hp})
-    // Warpgroup 1 holds dQ^T rows [256, dqk) and adds dKV columns [128,
-    // dqk) (V: [128, d)); a CTA has 2 * hw columns.
-    derive([hp, dq1, dk1, dv1] = affine_map<()[hw, dqk, d] -> (hw * 2, dqk - 256, dqk - 128, d - 128)>[hw, dqk, d])
+    // Warpgroup 1 adds dKV columns [128, dqk) (V: [128, d)); a CTA has
+    // 2 * hw columns.
+    derive([hp, dk1, dv1] = affine_map<()[hw, dqk, d] -> (hw * 2, dqk - 128, d - 128)>[hw, dqk, d])
     variants([{hw = 16, d = 512, dqk = 576, det = 0}, {hw = 16, d = 512, dqk = 512, det = 0},
               {hw = 32, d = 512, dqk = 576, det = 0}, {hw = 32, d = 512, dqk = 512, det = 0},
               {hw = 16, d = 512, dqk = 576, det = 1}, {hw = 16, d = 512, dqk = 512, det = 1},
@@ -127,7 +123,6 @@ tile.kernel @sparse_mla_bwd(
   %c3 = arith.constant 3 : index
   %c64 = arith.constant 64 : index
   %c128 = arith.constant 128 : index
-  %c256 = arith.constant 256 : index
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
   %det = tile.param "det" : i1   // dKV in fixed point: bitwise repeatable
@@ -285,11 +280,9 @@ tile.kernel @sparse_mla_bwd(
   // channels' gets). Both walk the same blocks and skip the same ones, so
   // they take the channels' slots in step.
   tile.warp_specialize registers([256, 256]) {
-    %dq_init0 = tile.splat %zero : !dq_acc0
-    %dq_init1 = tile.splat %zero : !dq_acc1
-    %dq_t0, %dq_t1, %blocks = scf.for %j = %c0 to %n step %c64
-        iter_args(%dq_acc0 = %dq_init0, %dq_acc1 = %dq_init1, %done = %zero_i32)
-        -> (!dq_acc0, !dq_acc1, i32) {
+    %dq_init = tile.splat %zero : !dq_acc
+    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
+        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc, i32) {
       // Long contexts: the CTAs that run together stay on one range of
       // keys (their dKV rows stay in L2), on an advisory clock.
       tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
@@ -315,7 +308,7 @@ tile.kernel @sparse_mla_bwd(
         tile.yield %ok : i1
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
-      %dq_next0, %dq_next1, %done_next = scf.if %live -> (!dq_acc0, !dq_acc1, i32) {
+      %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
         // Warpgroup 0 gathers the block's kv rows once both are done with
         // the last.
         %k_in = tile.put_enter %k_ch {tile.partition = 0} : !k_chan
@@ -327,8 +320,6 @@ tile.kernel @sparse_mla_bwd(
         %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
             : memref<?x?xi32>, i32 -> !slots
         %sk = tile.get_enter %k_ch : !k_chan
-        %k0 = tile.slice %sk[%c0, %c0] : !kv_block to !k_rows0
-        %k1 = tile.slice %sk[%c0, %c256] : !kv_block to !k_rows1
         %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
 
         // Warpgroup 0: scores and their gradient, transposed: slots x
@@ -377,10 +368,13 @@ tile.kernel @sparse_mla_bwd(
         tile.put_exit %pds_ch {tile.partition = 0} : !pds_chan
         %sp, %sds = tile.get_enter %pds_ch : !pds_chan
 
-        // Warpgroup 0: dQ^T[0, 256) += K^T dS^T; then dKV columns [0, 128)
-        // += dS^T Q + P^T dO, while warpgroup 1 reduces the others.
-        %dq_new0 = tile.gemm %k0, %sds, %dq_acc0 {transpose_a, tile.partition = 0}
-            : !k_rows0, !probs, !dq_acc0
+        // dQ^T += K^T dS^T: warpgroup 0 holds rows [0, 256), warpgroup 1
+        // the others.
+        %dq_new = tile.gemm %sk, %sds, %dq_acc
+            {transpose_a, tile.partition_rows = array<i64: 0, 256>}
+            : !kv_block, !probs, !dq_acc
+        // Warpgroup 0: dKV columns [0, 128) += dS^T Q + P^T dO, while
+        // warpgroup 1 reduces the others.
         %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 {tile.partition = 0}
             : !probs, !q_wg0, !dkv_wg0
         %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 {tile.partition = 0}
@@ -393,10 +387,7 @@ tile.kernel @sparse_mla_bwd(
               {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
         }
 
-        // Warpgroup 1: dQ^T[256, dqk) += K^T dS^T; then K may be
-        // overwritten (warpgroup 0 left it in program order).
-        %dq_new1 = tile.gemm %k1, %sds, %dq_acc1 {transpose_a, tile.partition = 1}
-            : !k_rows1, !probs, !dq_acc1
+        // K may be overwritten (warpgroup 0 left it in program order).
         tile.get_exit %k_ch : !k_chan
         // dKV rows += dS^T Q, and their V columns += P^T dO, columns
         // [128, dqk). tile-split-d cuts these into 64-column pieces and
@@ -423,30 +414,23 @@ tile.kernel @sparse_mla_bwd(
         }
         tile.get_exit %pds_ch : !pds_chan
         %one_more = arith.addi %done, %one_i32 {tile.partition = 0} : i32
-        scf.yield %dq_new0, %dq_new1, %one_more : !dq_acc0, !dq_acc1, i32
+        scf.yield %dq_new, %one_more : !dq_acc, i32
       } else {
-        scf.yield %dq_acc0, %dq_acc1, %done : !dq_acc0, !dq_acc1, i32
+        scf.yield %dq_acc, %done : !dq_acc, i32
       }
-      scf.yield %dq_next0, %dq_next1, %done_next : !dq_acc0, !dq_acc1, i32
+      scf.yield %dq_next, %done_next : !dq_acc, i32
     }
 
-    // dq, written once per column: the transpose of dQ^T, padding left out;
-    // each warpgroup its rows.
+    // dq, written once per column: the transpose of dQ^T, padding left out
+    // (each warpgroup its rows).
     %dq_rows = tile.read %rows_all : !col_i_cta -> !cta_idx
-    %dq_bf16_0 = tile.map %dq_t0 : !dq_acc0 -> !dq_out0 {
+    %dq_bf16 = tile.map %dq_t : !dq_acc -> !dq_out {
     ^bb0(%x: f32):
       %r = arith.truncf %x : f32 to bf16
       tile.yield %r : bf16
     }
-    tile.store_rows %dq_bf16_0, %dq[%dq_rows, %c0] {transpose}
-        : !dq_out0, !rows, !cta_idx
-    %dq_bf16_1 = tile.map %dq_t1 : !dq_acc1 -> !dq_out1 {
-    ^bb0(%x: f32):
-      %r = arith.truncf %x : f32 to bf16
-      tile.yield %r : bf16
-    }
-    tile.store_rows %dq_bf16_1, %dq[%dq_rows, %c256] {transpose}
-        : !dq_out1, !rows, !cta_idx
+    tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
+        : !dq_out, !rows, !cta_idx
 
     // For tests and profiles (warpgroup 0, which counts): the blocks this
     // CTA computed, at index krow * head_blocks + hb = x * grid_y + y,

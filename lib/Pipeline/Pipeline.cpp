@@ -25,8 +25,8 @@ static void useShortSharedPointers() {
 void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
-  pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
   pm.addPass(tile::createTileSpecializePass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
   tile::TileSplitDPassOptions splitD;
   splitD.overlap = options.splitDOverlap;

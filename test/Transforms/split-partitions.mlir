@@ -168,3 +168,102 @@ tile.kernel @untagged_put() warpgroups(2) {
     tile.get_exit %ch : !chan
   }
 }
+
+// -----
+
+// A GEMM whose rows the partitions share: each computes its rows of the
+// result from its slice of A (columns, transposed), on an accumulator of
+// that many rows, and stores them from its first row's column on.
+// CHECK-LABEL: tile.kernel @shared_rows
+// CHECK:       tile.warp_specialize
+// CHECK:         %[[I0:.*]] = tile.splat %{{.*}} : !tile.reg<128x32xf32>
+// CHECK:         scf.for {{.*}} iter_args(%[[A0:.*]] = %[[I0]]) -> (!tile.reg<128x32xf32>)
+// CHECK:           %[[S0:.*]] = tile.slice %{{.*}}[%c0{{.*}}, %c0{{.*}}] : !tile.smem<64x192xbf16> to !tile.smem<64x128xbf16>
+// CHECK:           tile.gemm %[[S0]], %{{.*}}, %[[A0]] {transpose_a} : !tile.smem<64x128xbf16>, !tile.smem<64x32xbf16>, !tile.reg<128x32xf32>
+// CHECK:         tile.map {{.*}} : !tile.reg<128x32xf32> -> !tile.reg<128x32xbf16>
+// CHECK:         tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {transpose} : !tile.reg<128x32xbf16>
+// CHECK:       }, {
+// CHECK:         tile.splat %{{.*}} : !tile.reg<64x32xf32>
+// CHECK:         %[[S1:.*]] = tile.slice %{{.*}}[%c0{{.*}}, %c128{{.*}}] : !tile.smem<64x192xbf16> to !tile.smem<64x64xbf16>
+// CHECK:         tile.gemm %[[S1]], {{.*}} : !tile.smem<64x64xbf16>, !tile.smem<64x32xbf16>, !tile.reg<64x32xf32>
+// CHECK:         %[[COL:.*]] = arith.addi %{{.*}}, %c128{{.*}} : index
+// CHECK:         tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %[[COL]]] {transpose} : !tile.reg<64x32xbf16>
+!k = !tile.smem<64x192xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<192x32xf32>
+tile.kernel @shared_rows(%n: index, %dq: memref<?x?xbf16>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  %rows = tile.iota along 0 : !tile.reg<32xi32>
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %dq_t = scf.for %j = %c0 to %n step %c1 iter_args(%a = %init) -> (!acc) {
+      %next = tile.gemm %k, %ds, %a {transpose_a, tile.partition_rows = array<i64: 0, 128>}
+          : !k, !ds, !acc
+      scf.yield %next : !acc
+    }
+    %out = tile.map %dq_t : !acc -> !tile.reg<192x32xbf16> {
+    ^bb0(%x: f32):
+      %r = arith.truncf %x : f32 to bf16
+      tile.yield %r : bf16
+    }
+    tile.store_rows %out, %dq[%rows, %c0] {transpose}
+        : !tile.reg<192x32xbf16>, memref<?x?xbf16>, !tile.reg<32xi32>
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x192xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<192x32xf32>
+tile.kernel @share_not_whole_blocks() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    // expected-error @+1 {{gives partition #0 rows [0, 96) of 192: each share is a multiple of 64 rows within them}}
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 96>}
+        : !k, !ds, !acc
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x192xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<192x32xf32>
+tile.kernel @rows_to_an_unknown_user(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 128>}
+        : !k, !ds, !acc
+    // expected-error @+1 {{uses rows that a tile.gemm shares between partitions; only maps, loops, branches and transposed row stores may}}
+    tile.store %r, %out[%c0, %c0] : !acc, memref<?x?xf32>
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x{m}xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<{m}x32xf32>
+tile.kernel @rows_not_known() warpgroups(2) variants([{m = 128}]) {
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    // expected-error @+1 {{shares its rows between partitions: its shape must be known (run tile-split-partitions after tile-specialize)}}
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 64>}
+        : !k, !ds, !acc
+  }
+}

@@ -331,11 +331,11 @@ def test_variants_are_compiled_for_each_supported_shape():
             name, n = sparse_mla.bwd.select_variant(columns, d_v, d_tail)
             assert n == per_cta
             k = kernels[name]
-            # Warpgroup 1 keeps the dQ^T rows past the first 256 and the
-            # dKV columns past the first 128.
+            # Warpgroup 1 adds the dKV columns past the first 128 (its dQ^T
+            # rows are tile-split-partitions', not a parameter).
             assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
-                                   "dqk": d_v + d_tail, "dq1": d_v + d_tail - 256,
-                                   "dk1": d_v + d_tail - 128, "dv1": d_v - 128, "det": 0}
+                                   "dqk": d_v + d_tail, "dk1": d_v + d_tail - 128,
+                                   "dv1": d_v - 128, "det": 0}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448 - 16
             det, _ = sparse_mla.bwd.select_variant(columns, d_v, d_tail, deterministic=True)
             assert kernels[det]["params"] == dict(k["params"], det=1)

@@ -1377,3 +1377,23 @@ tile.kernel @k() warpgroups(1) derive([q] = affine_map<()[a, b] -> (a floordiv b
 tile.kernel @k() warpgroups(1) derive([a] = affine_map<()[a] -> (a * 2)>[a])
     variants([{a = 16}]) {
 }
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{'tile.partition_rows' shares a tile.gemm's rows between the partitions of an unsplit tile.warp_specialize}}
+    %a = tile.splat %zero {tile.partition_rows = array<i64: 0, 64>} : !tile.reg<128x64xf32>
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !tile.smem<64x128xbf16>
+  %ds = tile.alloc : !tile.smem<64x32xbf16>
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !tile.reg<128x32xf32>
+    // expected-error @+1 {{'tile.partition_rows' gives the first row of each of the 2 partitions: 0, then increasing}}
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 64, 0>}
+        : !tile.smem<64x128xbf16>, !tile.smem<64x32xbf16>, !tile.reg<128x32xf32>
+  }
+}

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Iterators.h"
@@ -210,9 +211,119 @@ static void dropYielded(Operation *op, const BitVector &keep) {
             yield->eraseOperand(i);
 }
 
+/// Gives partition `p`'s copy of a GEMM with `tile.partition_rows` its own
+/// rows [r0, r1) of the result: the A operand's slice of them, and the
+/// narrower type on every value that carries the result (the accumulator
+/// and its splat, loop arguments and results, branch results, elementwise
+/// maps); a transposed row store of it writes its columns from r0 on.
+static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
+  ArrayRef<int64_t> starts =
+      gemm->getAttrOfType<DenseI64ArrayAttr>(kPartitionRowsAttr).asArrayRef();
+  auto full = cast<RegTileType>(gemm.getType());
+  int64_t rows = full.getShape()[0];
+  if (ShapedType::isDynamic(rows) || !full.getSymbols().empty())
+    return gemm.emitOpError("shares its rows between partitions: its shape must be "
+                            "known (run tile-split-partitions after tile-specialize)");
+  int64_t r0 = starts[p], r1 = p + 1 < starts.size() ? starts[p + 1] : rows;
+  if (r1 > rows || (r1 - r0) % hopper::kWgmmaM)
+    return gemm.emitOpError("gives partition #")
+           << p << " rows [" << r0 << ", " << r1 << ") of " << rows
+           << ": each share is a multiple of " << hopper::kWgmmaM << " rows within them";
+  auto a = dyn_cast<SmemTileType>(gemm.getA().getType());
+  if (!a)
+    return gemm.emitOpError("shares its rows between partitions: its A must be a shared tile");
+  gemm->removeAttr(kPartitionRowsAttr);
+  // The values that carry the rows, and the transposed stores of them.
+  SetVector<Value> carried;
+  SmallVector<StoreRowsOp> stores;
+  SmallVector<Value> work;
+  auto add = [&](Value v) {
+    if (carried.insert(v))
+      work.push_back(v);
+  };
+  add(gemm.getResult());
+  add(gemm.getAcc());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg.getArgNumber() == 0)
+        return gemm.emitOpError("shares its rows between partitions, but they flow into a "
+                                "block argument it cannot narrow");
+      unsigned i = arg.getArgNumber() - 1;
+      add(loop.getInitArgs()[i]);
+      add(loop.getResult(i));
+      add(loop.getBody()->getTerminator()->getOperand(i));
+    } else {
+      Operation *def = v.getDefiningOp();
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      if (auto loop = dyn_cast<scf::ForOp>(def)) {
+        add(loop.getRegionIterArgs()[i]);
+      } else if (auto branch = dyn_cast<scf::IfOp>(def)) {
+        add(branch.thenYield().getOperand(i));
+        add(branch.elseYield().getOperand(i));
+      } else if (auto map = dyn_cast<MapOp>(def)) {
+        for (Value x : map->getOperands())
+          add(x);
+      } else if (def != gemm.getOperation() && !isa<SplatOp>(def)) {
+        return def->emitOpError("computes rows that a tile.gemm shares between partitions; "
+                                "only splats, maps, loops and branches may carry them");
+      }
+    }
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        Operation *parent = yield->getParentOp();
+        unsigned i = use.getOperandNumber();
+        add(parent->getResult(i));
+        if (auto loop = dyn_cast<scf::ForOp>(parent))
+          add(loop.getRegionIterArgs()[i]);
+      } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
+        add(loop.getRegionIterArgs()[i]);
+        add(loop.getResult(i));
+      } else if (auto map = dyn_cast<MapOp>(user)) {
+        add(map.getResult());
+      } else if (auto store = dyn_cast<StoreRowsOp>(user);
+                 store && store.getTranspose() && use.getOperandNumber() == 0) {
+        stores.push_back(store);
+      } else if (user != gemm.getOperation()) {
+        return user->emitOpError("uses rows that a tile.gemm shares between partitions; "
+                                 "only maps, loops, branches and transposed row stores may");
+      }
+    }
+  }
+  for (Value v : carried) {
+    auto type = cast<RegTileType>(v.getType());
+    if (type.getShape()[0] != rows)
+      return gemm.emitOpError("shares its ") << rows << " rows, but they reach a " << type;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = r1 - r0;
+    v.setType(type.cloneWith(shape, type.getElementType()));
+  }
+  OpBuilder b(gemm);
+  Location loc = gemm.getLoc();
+  Value first = arith::ConstantIndexOp::create(b, loc, r0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  // The result's rows are A's rows, or its columns when transposed.
+  SmallVector<int64_t> shape(a.getShape());
+  shape[gemm.getTransposeA() ? 1 : 0] = r1 - r0;
+  SmallVector<Value> at = gemm.getTransposeA() ? SmallVector<Value>{zero, first}
+                                               : SmallVector<Value>{first, zero};
+  gemm.getAMutable().assign(SliceOp::create(b, loc, a.cloneWith(shape, a.getElementType()),
+                                            gemm.getA(), at));
+  for (StoreRowsOp store : stores) {
+    b.setInsertionPoint(store);
+    store.getColumnMutable().assign(arith::AddIOp::create(
+        b, loc, store.getColumn(), arith::ConstantIndexOp::create(b, loc, r0)));
+  }
+  return success();
+}
+
 /// Partition `p`'s region: a clone of the body without what does not run
 /// in it.
-static void clonePartition(Assignment &a, unsigned p, Region &into, IRRewriter &rewriter) {
+static LogicalResult clonePartition(Assignment &a, unsigned p, Region &into,
+                                    IRRewriter &rewriter) {
   IRMapping map;
   a.body->cloneInto(&into, map);
   Mask bit = Mask(1) << p;
@@ -245,12 +356,21 @@ static void clonePartition(Assignment &a, unsigned p, Region &into, IRRewriter &
     else
       dropResults(rewriter, cast<scf::IfOp>(op), keep);
   }
+  SmallVector<GemmOp> shared;
+  into.walk([&](GemmOp gemm) {
+    if (gemm->hasAttr(kPartitionRowsAttr))
+      shared.push_back(gemm);
+  });
+  for (GemmOp gemm : shared)
+    if (failed(narrowRows(gemm, p)))
+      return failure();
   // What the partition computes but does not use (users first).
-  into.walk<WalkOrder::PostOrder, mlir::ReverseIterator>([&](Operation *op) {
+  into.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {
     if (isOpTriviallyDead(op))
       rewriter.eraseOp(op);
   });
   into.walk([](Operation *op) { op->removeAttr(kPartitionAttr); });
+  return success();
 }
 
 struct TileSplitPartitionsPass
@@ -270,7 +390,8 @@ struct TileSplitPartitionsPass
       auto split = WarpSpecializeOp::create(rewriter, ws.getLoc(), ws.getWarpgroupsAttr(),
                                             ws.getRegistersAttr(), n);
       for (unsigned p = 0; p < n; ++p)
-        clonePartition(a, p, split.getPartitions()[p], rewriter);
+        if (failed(clonePartition(a, p, split.getPartitions()[p], rewriter)))
+          return signalPassFailure();
       rewriter.eraseOp(ws);
     }
   }

@@ -37,8 +37,17 @@ def TileSplitPartitionsPass : Pass<"tile-split-partitions", "::sparse_mla::tile:
     without the other partitions' results, and without what it computes
     but does not use. An op that takes values of two partitions, or of
     another than its tag, is an error: partitions hand data over through
-    channels. Run it first: the passes after it see one region per
-    partition.
+    channels.
+
+    A `tile.gemm` with `tile.partition_rows = array<i64: 0, r1, ...>` runs
+    in every partition, partition p on result rows [r_p, r_p+1): its A
+    operand becomes the slice of those rows (columns with `transpose_a`),
+    and every value that carries the result (the accumulator's splat, loop
+    arguments and results, branch results, elementwise maps) the narrower
+    type; a transposed `tile.store_rows` of it writes from column r_p. So
+    the kernel holds one dQ^T accumulator, and which warpgroup holds which
+    rows is the attribute's. The shapes must be known: run it right after
+    tile-specialize; the passes after it see one region per partition.
   }];
 }
 
