@@ -155,49 +155,50 @@ struct Assignment {
   }
 };
 
-/// `loop` without the results (and iteration arguments) not in `keep`,
-/// which nothing uses any more.
-static void dropResults(RewriterBase &rewriter, scf::ForOp loop, const BitVector &keep) {
-  SmallVector<Value> inits;
-  for (auto [i, init] : llvm::enumerate(loop.getInitArgs()))
+/// The elements of `range` that `keep` keeps.
+template <typename Range>
+static auto keptOf(Range &&range, const BitVector &keep) {
+  SmallVector<std::decay_t<decltype(*range.begin())>> kept;
+  for (auto [i, x] : llvm::enumerate(range))
     if (keep[i])
-      inits.push_back(init);
-  rewriter.setInsertionPoint(loop);
-  auto kept = scf::ForOp::create(rewriter, loop.getLoc(), loop.getLowerBound(),
-                                 loop.getUpperBound(), loop.getStep(), inits);
-  kept->setAttrs(loop->getAttrDictionary());
-  kept.getRegion().takeBody(loop.getRegion());
-  Block *body = kept.getBody();
-  BitVector args(body->getNumArguments(), false);
-  for (unsigned i = 0; i < keep.size(); ++i)
-    args[i + 1] = !keep[i];
-  body->eraseArguments(args);
-  SmallVector<Value> results(loop.getNumResults());
-  for (unsigned i = 0, k = 0; i < keep.size(); ++i)
-    if (keep[i])
-      results[i] = kept.getResult(k++);
-  for (auto [old, now] : llvm::zip(loop.getResults(), results))
-    if (now)
-      rewriter.replaceAllUsesWith(old, now);
-  rewriter.eraseOp(loop);
+      kept.push_back(x);
+  return kept;
 }
 
+/// Moves the uses of `old`'s kept results to `now`'s, in order, and erases
+/// `old`, whose other results nothing uses any more.
+static void replaceKept(RewriterBase &rewriter, Operation *old, Operation *now,
+                        const BitVector &keep) {
+  SmallVector<Value> results(keptOf(ValueRange(old->getResults()), keep));
+  rewriter.replaceAllUsesWith(results, now->getResults());
+  rewriter.eraseOp(old);
+}
+
+/// `loop` without the results (and iteration arguments) not in `keep`.
+static void dropResults(RewriterBase &rewriter, scf::ForOp loop, const BitVector &keep) {
+  rewriter.setInsertionPoint(loop);
+  auto kept = scf::ForOp::create(rewriter, loop.getLoc(), loop.getLowerBound(),
+                                 loop.getUpperBound(), loop.getStep(),
+                                 keptOf(loop.getInitArgs(), keep));
+  kept->setAttrs(loop->getAttrDictionary());
+  kept.getRegion().takeBody(loop.getRegion());
+  BitVector args(kept.getBody()->getNumArguments(), false);
+  for (unsigned i = 0; i < keep.size(); ++i)
+    args[i + 1] = !keep[i];
+  kept.getBody()->eraseArguments(args);
+  replaceKept(rewriter, loop, kept, keep);
+}
+
+/// `branch` without the results not in `keep`.
 static void dropResults(RewriterBase &rewriter, scf::IfOp branch, const BitVector &keep) {
-  SmallVector<Type> types;
-  for (auto [i, type] : llvm::enumerate(branch.getResultTypes()))
-    if (keep[i])
-      types.push_back(type);
   rewriter.setInsertionPoint(branch);
-  auto kept = scf::IfOp::create(rewriter, branch.getLoc(), types, branch.getCondition(),
-                                /*addThenBlock=*/false, /*addElseBlock=*/false);
+  auto kept = scf::IfOp::create(rewriter, branch.getLoc(), keptOf(branch.getResultTypes(), keep),
+                                branch.getCondition(), /*addThenBlock=*/false,
+                                /*addElseBlock=*/false);
   kept->setAttrs(branch->getAttrDictionary());
   kept.getThenRegion().takeBody(branch.getThenRegion());
   kept.getElseRegion().takeBody(branch.getElseRegion());
-  unsigned k = 0;
-  for (auto [i, result] : llvm::enumerate(branch.getResults()))
-    if (keep[i])
-      rewriter.replaceAllUsesWith(result, kept.getResult(k++));
-  rewriter.eraseOp(branch);
+  replaceKept(rewriter, branch, kept, keep);
 }
 
 /// Removes, from every yield of `op`, the operands of the results not in
