@@ -48,7 +48,7 @@ def no_dkv_traffic(text):
 
 
 def no_dkv(text):
-    start = text.index("        // dKV rows += dS^T Q")
+    start = text.index("        // Warpgroup 1: dKV rows += dS^T Q")
     end = text.index("        tile.get_exit %pds_ch", start)
     return text[:start] + text[end:]
 

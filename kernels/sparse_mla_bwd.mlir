@@ -389,8 +389,8 @@ tile.kernel @sparse_mla_bwd(
 
         // K may be overwritten (warpgroup 0 left it in program order).
         tile.get_exit %k_ch : !k_chan
-        // dKV rows += dS^T Q, and their V columns += P^T dO, columns
-        // [128, dqk). tile-split-d cuts these into 64-column pieces and
+        // Warpgroup 1: dKV rows += dS^T Q, and their V columns += P^T dO,
+        // columns [128, dqk). tile-split-d cuts these into 64-column pieces and
         // adds the two before one scatter; where two pieces fit the
         // registers beside dQ^T, the next piece's products run while this
         // one is scattered.
