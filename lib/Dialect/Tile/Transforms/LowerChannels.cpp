@@ -56,10 +56,9 @@ struct Channel {
   SmallVector<Value> rings; // one tile.alloc per buffer type
   Value bars;               // full[0..S), free[0..S)
   Location loc;
+  unsigned producer = 0;    // the partition that puts
   bool othersGet = false;   // a partition besides the producer gets
   bool copied = false;      // a put_exit waits for copies (`after`)
-  // The producer's warpgroups while its get side is threaded, else empty.
-  SmallVector<int64_t> producerGets;
 
   Value channel() { return op.getResult(); }
   bool mine(Operation *o, Side side) {
@@ -183,12 +182,19 @@ struct Channel {
       }
       return views;
     };
-    if (!producerGets.empty() && isa<GetExitOp>(o))
-      return;
-    if (!producerGets.empty() && !copied) {
-      BarrierOp::create(b, loc, b.getDenseI64ArrayAttr(producerGets));
-      o->replaceAllUsesWith(buffers());
-      return;
+    auto [partitions, r] = *getPartition(o);
+    if (r == producer && isa<GetEnterOp, GetExitOp>(o)) {
+      // The producer's own get: its exit is program order; a slot its
+      // threads wrote needs its named barrier, a copied one the full wait.
+      if (isa<GetExitOp>(o))
+        return;
+      if (!copied) {
+        auto [first, count] = partitions.getPartitionWarpgroups(r);
+        BarrierOp::create(b, loc,
+                          b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq(first, first + count))));
+        o->replaceAllUsesWith(buffers());
+        return;
+      }
     }
     if (isa<PutEnterOp>(o)) {
       if (!othersGet) {
@@ -222,13 +228,12 @@ static LogicalResult lowerChannel(ChannelOp op) {
   Channel ch{op, type.getStages(), {}, {}, op.getLoc()};
   // Who puts and gets (ChannelOp's verifier: one producer partition).
   WarpSpecializeOp partitions;
-  std::optional<unsigned> producer;
   llvm::SmallDenseSet<unsigned> getters;
   for (Operation *user : op.getResult().getUsers()) {
     auto [ws, r] = *getPartition(user);
     partitions = ws;
     if (isa<PutEnterOp>(user))
-      producer = r;
+      ch.producer = r;
     if (isa<GetEnterOp>(user))
       getters.insert(r);
     if (auto put = dyn_cast<PutExitOp>(user))
@@ -241,9 +246,9 @@ static LogicalResult lowerChannel(ChannelOp op) {
   auto threads = [&](unsigned r) {
     return partitions.getPartitionWarpgroups(r).second * hopper::kWarpgroupThreads;
   };
-  int64_t producers = threads(*producer), consumers = 0;
+  int64_t producers = threads(ch.producer), consumers = 0;
   for (unsigned r : getters)
-    if (r != *producer)
+    if (r != ch.producer)
       consumers += threads(r);
   ch.othersGet = consumers > 0;
 
@@ -279,12 +284,6 @@ static LogicalResult lowerChannel(ChannelOp op) {
       Block &block = region.front();
       if (llvm::none_of(block, [&](Operation &o) { return ch.holds(&o, side); }))
         continue;
-      ch.producerGets.clear();
-      if (side == Side::Get && region.getRegionNumber() == *producer) {
-        auto [first, count] = partitions.getPartitionWarpgroups(*producer);
-        for (int64_t w = first; w < first + count; ++w)
-          ch.producerGets.push_back(w);
-      }
       OpBuilder start = OpBuilder::atBlockBegin(&block);
       Value zero = arith::ConstantIntOp::create(start, loc, start.getI32Type(), 0);
       if (failed(ch.thread(block, zero, side)))

@@ -57,20 +57,15 @@ struct Assignment {
     auto it = values.find(v);
     return it == values.end() ? all : it->second;
   }
-  void set(Value v, Mask m) {
-    auto [it, inserted] = values.try_emplace(v, m);
-    if (inserted || it->second != m) {
-      it->second = m;
-      changed = true;
-    }
+  /// Records `m` for `key`; a new or changed entry calls for another sweep.
+  template <typename Key>
+  void update(DenseMap<Key, Mask> &masks, Key key, Mask m) {
+    auto [it, inserted] = masks.try_emplace(key, m);
+    changed |= inserted || it->second != m;
+    it->second = m;
   }
-  void setRuns(Operation *op, Mask m) {
-    auto [it, inserted] = runs.try_emplace(op, m);
-    if (inserted || it->second != m) {
-      it->second = m;
-      changed = true;
-    }
-  }
+  void set(Value v, Mask m) { update(values, v, m); }
+  void setRuns(Operation *op, Mask m) { update(runs, op, m); }
   Mask tag(Operation *op) const {
     auto r = op->getAttrOfType<IntegerAttr>(kPartitionAttr);
     return r ? Mask(1) << r.getInt() : all;
@@ -212,6 +207,21 @@ static void dropYielded(Operation *op, const BitVector &keep) {
             yield->eraseOperand(i);
 }
 
+/// The values of an scf.for or scf.if that hold one type with its result
+/// `i`: the result, what each region yields for it, and a loop's initial
+/// value and iteration argument.
+template <typename Add>
+static void addTied(Operation *op, unsigned i, Add &&add) {
+  add(op->getResult(i));
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      add(block.getTerminator()->getOperand(i));
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    add(loop.getInitArgs()[i]);
+    add(loop.getRegionIterArgs()[i]);
+  }
+}
+
 /// Gives partition `p`'s copy of a GEMM with `tile.partition_rows` its own
 /// rows [r0, r1) of the result: the A operand's slice of them, and the
 /// narrower type on every value that carries the result (the accumulator
@@ -251,18 +261,11 @@ static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
       if (!loop || arg.getArgNumber() == 0)
         return gemm.emitOpError("shares its rows between partitions, but they flow into a "
                                 "block argument it cannot narrow");
-      unsigned i = arg.getArgNumber() - 1;
-      add(loop.getInitArgs()[i]);
-      add(loop.getResult(i));
-      add(loop.getBody()->getTerminator()->getOperand(i));
+      addTied(loop, arg.getArgNumber() - 1, add);
     } else {
       Operation *def = v.getDefiningOp();
-      unsigned i = cast<OpResult>(v).getResultNumber();
-      if (auto loop = dyn_cast<scf::ForOp>(def)) {
-        add(loop.getRegionIterArgs()[i]);
-      } else if (auto branch = dyn_cast<scf::IfOp>(def)) {
-        add(branch.thenYield().getOperand(i));
-        add(branch.elseYield().getOperand(i));
+      if (isa<scf::ForOp, scf::IfOp>(def)) {
+        addTied(def, cast<OpResult>(v).getResultNumber(), add);
       } else if (auto map = dyn_cast<MapOp>(def)) {
         for (Value x : map->getOperands())
           add(x);
@@ -273,16 +276,10 @@ static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
     }
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
-        Operation *parent = yield->getParentOp();
-        unsigned i = use.getOperandNumber();
-        add(parent->getResult(i));
-        if (auto loop = dyn_cast<scf::ForOp>(parent))
-          add(loop.getRegionIterArgs()[i]);
+      if (isa<scf::YieldOp>(user)) {
+        addTied(user->getParentOp(), use.getOperandNumber(), add);
       } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
-        unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
-        add(loop.getRegionIterArgs()[i]);
-        add(loop.getResult(i));
+        addTied(loop, use.getOperandNumber() - loop.getNumControlOperands(), add);
       } else if (auto map = dyn_cast<MapOp>(user)) {
         add(map.getResult());
       } else if (auto store = dyn_cast<StoreRowsOp>(user);
