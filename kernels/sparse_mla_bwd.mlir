@@ -42,8 +42,9 @@
 //
 // The kernel is generic over shape parameters: {hw} columns per
 // warpgroup in the prologue, {d} = D, {dqk} = D + D_tail, and those
-// derived from them (`derive` below): {hp} columns per CTA, {dk1} and
-// {dv1} warpgroup 1's dKV and V columns.
+// derived from them (`derive` below): {hp} columns per CTA. Which
+// warpgroup holds which rows of dQ^T and adds which columns of dKV is said
+// once, on the GEMMs (`tile.partition_rows`, `tile.partition_cols`).
 // tile-specialize compiles one kernel per entry of `variants`.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
@@ -66,13 +67,8 @@
 !col_i_wg = !tile.smem<1x{hw}xi32>
 !col_f_cta = !tile.smem<1x{hp}xf32>       // a row of the table, all columns
 !col_i_cta = !tile.smem<1x{hp}xi32>
-!dkv_wg0 = !tile.reg<64x128xf32>          // dKV of the gathered rows, columns [0, 128)
-!dkv_rows = !tile.reg<64x{dk1}xf32>       // the other columns
-!dkv_v_rows = !tile.reg<64x{dv1}xf32>     // those of them in V
-!q_wg0 = !tile.smem<{hp}x128xbf16>        // Q and dO, columns [0, 128)
-!do_wg0 = !tile.smem<{hp}x128xbf16>
-!q_rest = !tile.smem<{hp}x{dk1}xbf16>     // the other columns
-!do_rest = !tile.smem<{hp}x{dv1}xbf16>
+!dkv_qk = !tile.reg<64x{dqk}xf32>         // dKV of the gathered rows
+!dkv_v = !tile.reg<64x{d}xf32>            // their V columns
 !dq_acc = !tile.reg<{dqk}x{hp}xf32>       // dQ^T (each warpgroup holds its rows)
 !dq_out = !tile.reg<{dqk}x{hp}xbf16>
 !k_chan = !tile.channel<!kv_block>        // a block's kv rows
@@ -110,9 +106,7 @@ tile.kernel @sparse_mla_bwd(
     // the hp = 64 variants.
     grid(affine_map<()[rows, groups, heads, hp] -> (rows floordiv groups, groups * (heads ceildiv hp))>,
          %keys[0], %groups, %heads_per_group, {hp})
-    // Warpgroup 1 adds dKV columns [128, dqk) (V: [128, d)); a CTA has
-    // 2 * hw columns.
-    derive([hp, dk1, dv1] = affine_map<()[hw, dqk, d] -> (hw * 2, dqk - 128, d - 128)>[hw, dqk, d])
+    derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])   // columns per CTA
     variants([{hw = 16, d = 512, dqk = 576, det = 0}, {hw = 16, d = 512, dqk = 512, det = 0},
               {hw = 32, d = 512, dqk = 576, det = 0}, {hw = 32, d = 512, dqk = 512, det = 0},
               {hw = 16, d = 512, dqk = 576, det = 1}, {hw = 16, d = 512, dqk = 512, det = 1},
@@ -122,7 +116,6 @@ tile.kernel @sparse_mla_bwd(
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
   %c64 = arith.constant 64 : index
-  %c128 = arith.constant 128 : index
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
   %det = tile.param "det" : i1   // dKV in fixed point: bitwise repeatable
@@ -266,13 +259,6 @@ tile.kernel @sparse_mla_bwd(
   %k_ch = tile.channel : !k_chan
   %pds_ch = tile.channel : !pds_chan
   %no_scores = tile.splat %zero : !scores
-  %no_dkv_wg0 = tile.splat %zero : !dkv_wg0
-  %no_dkv = tile.splat %zero : !dkv_rows
-  %q_wg0 = tile.slice %sq[%c0, %c0] : !q_cols to !q_wg0
-  %do_wg0 = tile.slice %sdo[%c0, %c0] : !do_cols to !do_wg0
-  %q_rest = tile.slice %sq[%c0, %c128] : !q_cols to !q_rest
-  %do_rest = tile.slice %sdo[%c0, %c128] : !do_cols to !do_rest
-  %no_dkv_v = tile.splat %zero : !dkv_v_rows
 
   // The block loop, written once: tile-split-partitions gives each
   // warpgroup its copy, with the ops tagged for it (and those using their
@@ -281,6 +267,8 @@ tile.kernel @sparse_mla_bwd(
   // they take the channels' slots in step.
   tile.warp_specialize registers([256, 256]) {
     %dq_init = tile.splat %zero : !dq_acc
+    %no_dkv = tile.splat %zero : !dkv_qk
+    %no_dkv_v = tile.splat %zero : !dkv_v
     %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
         iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc, i32) {
       // Long contexts: the CTAs that run together stay on one range of
@@ -373,44 +361,31 @@ tile.kernel @sparse_mla_bwd(
         %dq_new = tile.gemm %sk, %sds, %dq_acc
             {transpose_a, tile.partition_rows = array<i64: 0, 256>}
             : !kv_block, !probs, !dq_acc
-        // Warpgroup 0: dKV columns [0, 128) += dS^T Q + P^T dO, while
-        // warpgroup 1 reduces the others.
-        %dk_wg0 = tile.gemm %sds, %q_wg0, %no_dkv_wg0 {tile.partition = 0}
-            : !probs, !q_wg0, !dkv_wg0
-        %dkv_wg0 = tile.gemm %sp, %do_wg0, %dk_wg0 {tile.partition = 0}
-            : !probs, !do_wg0, !dkv_wg0
-        scf.if %det {
-          tile.scatter_add_rows %dkv_wg0, %dkv_fixed[%rows, %c0] scale %dkv_scale
-              : !dkv_wg0, memref<?x?xi64>, !slots
-        } else {
-          tile.scatter_add_rows %dkv_wg0, %dkv[%rows, %c0]
-              {interleaved} : !dkv_wg0, memref<?x?xf32>, !slots
-        }
-
         // K may be overwritten (warpgroup 0 left it in program order).
         tile.get_exit %k_ch : !k_chan
-        // Warpgroup 1: dKV rows += dS^T Q, and their V columns += P^T dO,
-        // columns [128, dqk). tile-split-d cuts these into 64-column pieces and
-        // adds the two before one scatter; where two pieces fit the
-        // registers beside dQ^T, the next piece's products run while this
-        // one is scattered.
-        %ds_q = tile.gemm %sds, %q_rest, %no_dkv {tile.partition = 1}
-            : !probs, !q_rest, !dkv_rows
+        // dKV rows += dS^T Q, and their V columns += P^T dO: warpgroup 0
+        // adds columns [0, 128), warpgroup 1 the others, while warpgroup 0
+        // computes the next block's scores. tile-split-d cuts each share
+        // into 64-column pieces and adds the two products before one
+        // scatter; where two pieces fit the registers beside dQ^T, the next
+        // piece's products run while this one is scattered.
+        %ds_q = tile.gemm %sds, %sq, %no_dkv {tile.partition_cols = array<i64: 0, 128>}
+            : !probs, !q_cols, !dkv_qk
         scf.if %det {
-          tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c128] scale %dkv_scale
-              : !dkv_rows, memref<?x?xi64>, !slots
+          tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c0] scale %dkv_scale
+              : !dkv_qk, memref<?x?xi64>, !slots
         } else {
-          tile.scatter_add_rows %ds_q, %dkv[%rows, %c128]
-              {interleaved} : !dkv_rows, memref<?x?xf32>, !slots
+          tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
+              {interleaved} : !dkv_qk, memref<?x?xf32>, !slots
         }
-        %p_do = tile.gemm %sp, %do_rest, %no_dkv_v {tile.partition = 1}
-            : !probs, !do_rest, !dkv_v_rows
+        %p_do = tile.gemm %sp, %sdo, %no_dkv_v {tile.partition_cols = array<i64: 0, 128>}
+            : !probs, !do_cols, !dkv_v
         scf.if %det {
-          tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c128] scale %dkv_scale
-              : !dkv_v_rows, memref<?x?xi64>, !slots
+          tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c0] scale %dkv_scale
+              : !dkv_v, memref<?x?xi64>, !slots
         } else {
-          tile.scatter_add_rows %p_do, %dkv[%rows, %c128]
-              {interleaved} : !dkv_v_rows, memref<?x?xf32>, !slots
+          tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
+              {interleaved} : !dkv_v, memref<?x?xf32>, !slots
         }
         tile.get_exit %pds_ch : !pds_chan
         %one_more = arith.addi %done, %one_i32 {tile.partition = 0} : i32

@@ -18,7 +18,7 @@
 // register limit with setmaxnreg); the manifest carries
 // each variant's shape parameters. The deterministic variants (det = 1)
 // add dKV as 64-bit fixed-point integers instead, and nothing else changes.
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dk1448_dqk576_dv1384_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dqk576_hp32_hw16
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 256;
 // PTX-DAG: cp.async.cg.shared.global
 // PTX-DAG: cp.async.mbarrier.arrive.noinc.shared::cta.b64
@@ -28,54 +28,52 @@
 // PTX-DAG: bar.red.or.pred p, 1, 128, q;
 // PTX-DAG: bar.red.or.pred p, 2, 128, q;
 // PTX-NOT: cp.reduce.async.bulk
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dk1384_dqk512_dv1384_hp32_hw16
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dk1448_dqk576_dv1384_hp64_hw32
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dqk512_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dqk576_hp64_hw32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-DAG: wgmma.wait_group.sync.aligned 1;
 // PTX-DAG: mbarrier.arrive.shared::cta.b64
 // PTX: shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
 // PTX: @p red.relaxed.gpu.global.add.v4.f32
 // PTX-NOT: cp.reduce.async.bulk
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dk1384_dqk512_dv1384_hp64_hw32
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det0_dqk512_hp64_hw32
 // PTX-NOT: red.relaxed.gpu.global.add.v2.f32
 // PTX-NOT: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX-NOT: cp.reduce.async.bulk
 // PTX-NOT: red.relaxed.gpu.global.add.u64
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dk1448_dqk576_dv1384_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk576_hp32_hw16
 // PTX-DAG: cvt.rni.s64.f32
 // PTX-DAG: @p red.relaxed.gpu.global.add.u64
 // PTX-NOT: red.relaxed.gpu.global.add.v4.f32
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dk1384_dqk512_dv1384_hp32_hw16
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dk1448_dqk576_dv1384_hp64_hw32
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk512_hp32_hw16
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk576_hp64_hw32
 // PTX-DAG: @p red.relaxed.gpu.global.add.u64
 // PTX-NOT: red.relaxed.gpu.global.add.v4.f32
-// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dk1384_dqk512_dv1384_hp64_hw32
-// JSON:      "name": "sparse_mla_bwd_d512_det0_dk1448_dqk576_dv1384_hp32_hw16",
+// PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk512_hp64_hw32
+// JSON:      "name": "sparse_mla_bwd_d512_det0_dqk576_hp32_hw16",
 // JSON-NEXT: "params": {
 // JSON-NEXT:   "d": 512,
 // JSON-NEXT:   "det": 0,
-// JSON-NEXT:   "dk1": 448,
 // JSON-NEXT:   "dqk": 576,
-// JSON-NEXT:   "dv1": 384,
 // JSON-NEXT:   "hp": 32,
 // JSON-NEXT:   "hw": 16
 // JSON:      "spill_stores": 0,
 // JSON-NEXT: "stack_bytes": 0,
 // JSON-NEXT: "threads": 256
-// JSON:      "name": "sparse_mla_bwd_d512_det0_dk1384_dqk512_dv1384_hp32_hw16",
+// JSON:      "name": "sparse_mla_bwd_d512_det0_dqk512_hp32_hw16",
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_det0_dk1448_dqk576_dv1384_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_det0_dqk576_hp64_hw32",
 // JSON:      "shared_bytes": 230432,
 // JSON:      "spill_stores": 0,
 // This variant keeps 8 bytes in local memory that only the key ranges'
 // clock reads (once per range a CTA enters), not the loop.
-// JSON:      "name": "sparse_mla_bwd_d512_det0_dk1384_dqk512_dv1384_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_det0_dqk512_hp64_hw32",
 // JSON:      "spill_stores": {{0|8}},
-// JSON:      "name": "sparse_mla_bwd_d512_det1_dk1448_dqk576_dv1384_hp32_hw16",
+// JSON:      "name": "sparse_mla_bwd_d512_det1_dqk576_hp32_hw16",
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_det1_dk1384_dqk512_dv1384_hp32_hw16",
+// JSON:      "name": "sparse_mla_bwd_d512_det1_dqk512_hp32_hw16",
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_det1_dk1448_dqk576_dv1384_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_det1_dqk576_hp64_hw32",
 // JSON:      "spill_stores": 0,
-// JSON:      "name": "sparse_mla_bwd_d512_det1_dk1384_dqk512_dv1384_hp64_hw32",
+// JSON:      "name": "sparse_mla_bwd_d512_det1_dqk512_hp64_hw32",
 // JSON:      "spill_stores": 0,

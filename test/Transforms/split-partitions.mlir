@@ -186,8 +186,7 @@ tile.kernel @untagged_put() warpgroups(2) {
 // CHECK:         tile.splat %{{.*}} : !tile.reg<64x32xf32>
 // CHECK:         %[[S1:.*]] = tile.slice %{{.*}}[%c0{{.*}}, %c128{{.*}}] : !tile.smem<64x192xbf16> to !tile.smem<64x64xbf16>
 // CHECK:         tile.gemm %[[S1]], {{.*}} : !tile.smem<64x64xbf16>, !tile.smem<64x32xbf16>, !tile.reg<64x32xf32>
-// CHECK:         %[[COL:.*]] = arith.addi %{{.*}}, %c128{{.*}} : index
-// CHECK:         tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %[[COL]]] {transpose} : !tile.reg<64x32xbf16>
+// CHECK:         tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %c128{{.*}}] {transpose} : !tile.reg<64x32xbf16>
 !k = !tile.smem<64x192xbf16>
 !ds = !tile.smem<64x32xbf16>
 !acc = !tile.reg<192x32xf32>
@@ -212,6 +211,34 @@ tile.kernel @shared_rows(%n: index, %dq: memref<?x?xbf16>) warpgroups(2) {
     }
     tile.store_rows %out, %dq[%rows, %c0] {transpose}
         : !tile.reg<192x32xbf16>, memref<?x?xbf16>, !tile.reg<32xi32>
+  }
+}
+
+// -----
+
+// A GEMM whose columns the partitions share: each computes its columns of
+// the result from its slice of B, and scatters them from its first column
+// on (a constant, so that tile-split-d sees one column).
+// CHECK-LABEL: tile.kernel @shared_cols
+// CHECK:       tile.warp_specialize
+// CHECK:         %[[B0:.*]] = tile.slice %{{.*}}[%c0{{.*}}, %c0{{.*}}] : !tile.smem<32x192xbf16> to !tile.smem<32x128xbf16>
+// CHECK:         %[[R0:.*]] = tile.gemm %{{.*}}, %[[B0]], %{{.*}} : !tile.smem<64x32xbf16>, !tile.smem<32x128xbf16>, !tile.reg<64x128xf32>
+// CHECK:         tile.scatter_add_rows %[[R0]], %{{.*}}[%{{.*}}, %c0{{.*}}] : !tile.reg<64x128xf32>
+// CHECK:       }, {
+// CHECK:         %[[B1:.*]] = tile.slice %{{.*}}[%c0{{.*}}, %c128{{.*}}] : !tile.smem<32x192xbf16> to !tile.smem<32x64xbf16>
+// CHECK:         %[[R1:.*]] = tile.gemm %{{.*}}, %[[B1]], %{{.*}} : !tile.smem<64x32xbf16>, !tile.smem<32x64xbf16>, !tile.reg<64x64xf32>
+// CHECK:         tile.scatter_add_rows %[[R1]], %{{.*}}[%{{.*}}, %c128{{.*}}] : !tile.reg<64x64xf32>
+tile.kernel @shared_cols(%dkv: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %ds = tile.alloc : !tile.smem<64x32xbf16>
+  %q = tile.alloc : !tile.smem<32x192xbf16>
+  %rows = tile.iota along 0 : !tile.reg<64xi32>
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !tile.reg<64x192xf32>
+    %r = tile.gemm %ds, %q, %init {tile.partition_cols = array<i64: 0, 128>}
+        : !tile.smem<64x32xbf16>, !tile.smem<32x192xbf16>, !tile.reg<64x192xf32>
+    tile.scatter_add_rows %r, %dkv[%rows, %c0] : !tile.reg<64x192xf32>, memref<?x?xf32>, !tile.reg<64xi32>
   }
 }
 

@@ -331,11 +331,10 @@ def test_variants_are_compiled_for_each_supported_shape():
             name, n = sparse_mla.bwd.select_variant(columns, d_v, d_tail)
             assert n == per_cta
             k = kernels[name]
-            # Warpgroup 1 adds the dKV columns past the first 128 (its dQ^T
-            # rows are tile-split-partitions', not a parameter).
+            # Which warpgroup adds which dKV columns and holds which dQ^T
+            # rows is tile-split-partitions', not a shape parameter.
             assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
-                                   "dqk": d_v + d_tail, "dk1": d_v + d_tail - 128,
-                                   "dv1": d_v - 128, "det": 0}
+                                   "dqk": d_v + d_tail, "det": 0}
             assert k["threads"] == 256 and k["shared_bytes"] <= 232448 - 16
             det, _ = sparse_mla.bwd.select_variant(columns, d_v, d_tail, deterministic=True)
             assert kernels[det]["params"] == dict(k["params"], det=1)

@@ -1397,3 +1397,21 @@ tile.kernel @k() warpgroups(2) {
         : !tile.smem<64x128xbf16>, !tile.smem<64x32xbf16>, !tile.reg<128x32xf32>
   }
 }
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  %ds = tile.alloc : !tile.smem<64x32xbf16>
+  %q = tile.alloc : !tile.smem<32x128xbf16>
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !tile.reg<64x128xf32>
+    // expected-error @+1 {{'tile.partition_cols' gives the first column of each of the 2 partitions: 0, then increasing}}
+    %r = tile.gemm %ds, %q, %init {tile.partition_cols = array<i64: 0, 64, 96>}
+        : !tile.smem<64x32xbf16>, !tile.smem<32x128xbf16>, !tile.reg<64x128xf32>
+  }
+}
+// -----
+tile.kernel @k() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tile.partition_cols' shares a tile.gemm's columns between the partitions of an unsplit tile.warp_specialize}}
+  %a = tile.splat %zero {tile.partition_cols = array<i64: 0, 64>} : !tile.reg<64x128xf32>
+}

@@ -49,18 +49,19 @@ int64_t sparse_mla::tile::getRegisterBudget(Operation *op) {
 /// around the op. The op verifier of tile.warp_specialize refuses it in a
 /// split one; the other attributes of the dialect are the passes'.
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
-  if (attr.getName() == kPartitionRowsAttr) {
+  if (attr.getName() == kPartitionRowsAttr || attr.getName() == kPartitionColsAttr) {
+    StringRef what = attr.getName() == kPartitionRowsAttr ? "row" : "column";
     auto starts = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     auto ws = op->getParentOfType<WarpSpecializeOp>();
     if (!isa<GemmOp>(op) || !ws || !ws.isUnsplit())
-      return op->emitOpError("'") << kPartitionRowsAttr
-                                  << "' shares a tile.gemm's rows between the partitions of an "
-                                     "unsplit tile.warp_specialize";
+      return op->emitOpError("'") << attr.getName().getValue() << "' shares a tile.gemm's "
+                                  << what << "s between the partitions of an unsplit "
+                                  << "tile.warp_specialize";
     size_t n = ws.getRegisters().size();
     if (!starts || starts.size() != n || starts[0] != 0 ||
         llvm::any_of(llvm::seq<size_t>(1, n), [&](size_t i) { return starts[i] <= starts[i - 1]; }))
-      return op->emitOpError("'") << kPartitionRowsAttr << "' gives the first row of each of the "
-                                  << n << " partitions: 0, then increasing";
+      return op->emitOpError("'") << attr.getName().getValue() << "' gives the first " << what
+                                  << " of each of the " << n << " partitions: 0, then increasing";
     return success();
   }
   if (attr.getName() != kPartitionAttr)

@@ -18,6 +18,7 @@
 #include "sparse-mla/Target/Hopper.h"
 
 #include "mlir/Analysis/Liveness.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 namespace sparse_mla::tile {
@@ -88,7 +89,8 @@ constexpr int64_t kScatterRegisters = 40;
 static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
          a.scatter.getRows() == b.scatter.getRows() &&
-         a.scatter.getColumn() == b.scatter.getColumn() && a.height() == b.height() &&
+         isEqualConstantIntOrValue(a.scatter.getColumn(), b.scatter.getColumn()) &&
+         a.height() == b.height() &&
          a.scatter.getInterleaved() == b.scatter.getInterleaved() &&
          a.scatter.getScale() == b.scatter.getScale();
 }

@@ -222,31 +222,43 @@ static void addTied(Operation *op, unsigned i, Add &&add) {
   }
 }
 
-/// Gives partition `p`'s copy of a GEMM with `tile.partition_rows` its own
-/// rows [r0, r1) of the result: the A operand's slice of them, and the
-/// narrower type on every value that carries the result (the accumulator
-/// and its splat, loop arguments and results, branch results, elementwise
-/// maps); a transposed row store of it writes its columns from r0 on.
-static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
-  ArrayRef<int64_t> starts =
-      gemm->getAttrOfType<DenseI64ArrayAttr>(kPartitionRowsAttr).asArrayRef();
+/// Gives partition `p`'s copy of a GEMM with `tile.partition_rows` (dim 0)
+/// or `tile.partition_cols` (dim 1) its own share [s0, s1) of the result's
+/// rows or columns: the slice of A's rows (B's columns) that computes them,
+/// and the narrower type on every value that carries the result (the
+/// accumulator and its splat, loop arguments and results, branch results,
+/// elementwise maps). Where the share is stored, the store starts at s0: a
+/// transposed row store of rows (they are dq's columns), a row scatter of
+/// columns.
+static LogicalResult narrowShare(GemmOp gemm, unsigned p, unsigned dim) {
+  StringLiteral attr = dim == 0 ? kPartitionRowsAttr : kPartitionColsAttr;
+  StringRef what = dim == 0 ? "rows" : "columns";
+  ArrayRef<int64_t> starts = gemm->getAttrOfType<DenseI64ArrayAttr>(attr).asArrayRef();
   auto full = cast<RegTileType>(gemm.getType());
-  int64_t rows = full.getShape()[0];
-  if (ShapedType::isDynamic(rows) || !full.getSymbols().empty())
-    return gemm.emitOpError("shares its rows between partitions: its shape must be "
-                            "known (run tile-split-partitions after tile-specialize)");
-  int64_t r0 = starts[p], r1 = p + 1 < starts.size() ? starts[p + 1] : rows;
-  if (r1 > rows || (r1 - r0) % hopper::kWgmmaM)
+  int64_t size = full.getShape()[dim];
+  if (ShapedType::isDynamic(size) || !full.getSymbols().empty())
+    return gemm.emitOpError("shares its ") << what << " between partitions: its shape must be "
+                                              "known (run tile-split-partitions after "
+                                              "tile-specialize)";
+  int64_t s0 = starts[p], s1 = p + 1 < starts.size() ? starts[p + 1] : size;
+  int64_t step = dim == 0 ? hopper::kWgmmaM : hopper::kWgmmaNStep;
+  if (s1 > size || (s1 - s0) % step)
     return gemm.emitOpError("gives partition #")
-           << p << " rows [" << r0 << ", " << r1 << ") of " << rows
-           << ": each share is a multiple of " << hopper::kWgmmaM << " rows within them";
-  auto a = dyn_cast<SmemTileType>(gemm.getA().getType());
-  if (!a)
-    return gemm.emitOpError("shares its rows between partitions: its A must be a shared tile");
-  gemm->removeAttr(kPartitionRowsAttr);
-  // The values that carry the rows, and the transposed stores of them.
+           << p << " " << what << " [" << s0 << ", " << s1 << ") of " << size
+           << ": each share is a multiple of " << step << " " << what << " within them";
+  // Rows come from A (its columns when transposed), columns from B (its
+  // rows when transposed).
+  Value source = dim == 0 ? gemm.getA() : gemm.getB();
+  auto tile = dyn_cast<SmemTileType>(source.getType());
+  if (!tile)
+    return gemm.emitOpError("shares its ") << what << " between partitions: the operand that "
+                                              "computes them must be a shared tile";
+  bool transposed = dim == 0 ? gemm.getTransposeA() : !gemm.getTransposeB();
+  gemm->removeAttr(attr);
+  Operation *partitions = gemm->getParentOfType<WarpSpecializeOp>();
+  // The values that carry the share, and the stores of it.
   SetVector<Value> carried;
-  SmallVector<StoreRowsOp> stores;
+  SmallVector<Operation *> stores;
   SmallVector<Value> work;
   auto add = [&](Value v) {
     if (carried.insert(v))
@@ -256,11 +268,14 @@ static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
   add(gemm.getAcc());
   while (!work.empty()) {
     Value v = work.pop_back_val();
+    if (!partitions->isAncestor(v.getParentBlock()->getParentOp()))
+      return gemm.emitOpError("shares its ") << what << ", but a value that carries them is "
+                                                "defined outside tile.warp_specialize";
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
       if (!loop || arg.getArgNumber() == 0)
-        return gemm.emitOpError("shares its rows between partitions, but they flow into a "
-                                "block argument it cannot narrow");
+        return gemm.emitOpError("shares its ") << what << " between partitions, but they flow "
+                                                  "into a block argument it cannot narrow";
       addTied(loop, arg.getArgNumber() - 1, add);
     } else {
       Operation *def = v.getDefiningOp();
@@ -270,8 +285,9 @@ static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
         for (Value x : map->getOperands())
           add(x);
       } else if (def != gemm.getOperation() && !isa<SplatOp>(def)) {
-        return def->emitOpError("computes rows that a tile.gemm shares between partitions; "
-                                "only splats, maps, loops and branches may carry them");
+        return def->emitOpError("computes ") << what << " that a tile.gemm shares between "
+                                                "partitions; only splats, maps, loops and "
+                                                "branches may carry them";
       }
     }
     for (OpOperand &use : v.getUses()) {
@@ -283,37 +299,50 @@ static LogicalResult narrowRows(GemmOp gemm, unsigned p) {
       } else if (auto map = dyn_cast<MapOp>(user)) {
         add(map.getResult());
       } else if (auto store = dyn_cast<StoreRowsOp>(user);
-                 store && store.getTranspose() && use.getOperandNumber() == 0) {
+                 dim == 0 && store && store.getTranspose() && use.getOperandNumber() == 0) {
         stores.push_back(store);
+      } else if (auto scatter = dyn_cast<ScatterAddRowsOp>(user);
+                 dim == 1 && scatter && use.getOperandNumber() == 0) {
+        stores.push_back(scatter);
       } else if (user != gemm.getOperation()) {
-        return user->emitOpError("uses rows that a tile.gemm shares between partitions; "
-                                 "only maps, loops, branches and transposed row stores may");
+        return user->emitOpError("uses ")
+               << what << " that a tile.gemm shares between partitions; only maps, loops, "
+               << "branches and " << (dim == 0 ? "transposed row stores" : "row scatters")
+               << " may";
       }
     }
   }
   for (Value v : carried) {
     auto type = cast<RegTileType>(v.getType());
-    if (type.getShape()[0] != rows)
-      return gemm.emitOpError("shares its ") << rows << " rows, but they reach a " << type;
+    if (type.getShape()[dim] != size)
+      return gemm.emitOpError("shares its ") << size << " " << what << ", but they reach a "
+                                             << type;
     SmallVector<int64_t> shape(type.getShape());
-    shape[0] = r1 - r0;
+    shape[dim] = s1 - s0;
     v.setType(type.cloneWith(shape, type.getElementType()));
   }
   OpBuilder b(gemm);
   Location loc = gemm.getLoc();
-  Value first = arith::ConstantIndexOp::create(b, loc, r0);
+  Value first = arith::ConstantIndexOp::create(b, loc, s0);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  // The result's rows are A's rows, or its columns when transposed.
-  SmallVector<int64_t> shape(a.getShape());
-  shape[gemm.getTransposeA() ? 1 : 0] = r1 - r0;
-  SmallVector<Value> at = gemm.getTransposeA() ? SmallVector<Value>{zero, first}
-                                               : SmallVector<Value>{first, zero};
-  gemm.getAMutable().assign(SliceOp::create(b, loc, a.cloneWith(shape, a.getElementType()),
-                                            gemm.getA(), at));
-  for (StoreRowsOp store : stores) {
+  unsigned sliced = transposed ? 1 : 0;
+  SmallVector<int64_t> shape(tile.getShape());
+  shape[sliced] = s1 - s0;
+  SmallVector<Value> at{zero, zero};
+  at[sliced] = first;
+  Value slice = SliceOp::create(b, loc, tile.cloneWith(shape, tile.getElementType()), source, at);
+  if (dim == 0)
+    gemm.getAMutable().assign(slice);
+  else
+    gemm.getBMutable().assign(slice);
+  for (Operation *store : stores) {
     b.setInsertionPoint(store);
-    store.getColumnMutable().assign(arith::AddIOp::create(
-        b, loc, store.getColumn(), arith::ConstantIndexOp::create(b, loc, r0)));
+    OpOperand &column = isa<StoreRowsOp>(store) ? cast<StoreRowsOp>(store).getColumnMutable()
+                                                : cast<ScatterAddRowsOp>(store).getColumnMutable();
+    // Folded, so that stores of one column stay recognizably the same
+    // (tile-split-d joins scatters into one column).
+    column.set(b.createOrFold<arith::AddIOp>(loc, column.get(),
+                                             arith::ConstantIndexOp::create(b, loc, s0)));
   }
   return success();
 }
@@ -356,11 +385,11 @@ static LogicalResult clonePartition(Assignment &a, unsigned p, Region &into,
   }
   SmallVector<GemmOp> shared;
   into.walk([&](GemmOp gemm) {
-    if (gemm->hasAttr(kPartitionRowsAttr))
+    if (gemm->hasAttr(kPartitionRowsAttr) || gemm->hasAttr(kPartitionColsAttr))
       shared.push_back(gemm);
   });
   for (GemmOp gemm : shared)
-    if (failed(narrowRows(gemm, p)))
+    if (failed(narrowShare(gemm, p, gemm->hasAttr(kPartitionRowsAttr) ? 0 : 1)))
       return failure();
   // What the partition computes but does not use (users first).
   into.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {

@@ -65,9 +65,10 @@ constexpr llvm::StringLiteral kSharedBytesAttr = "tile.shared_bytes";
 /// On an op of the one body of a tile.warp_specialize not yet split: the
 /// partition that runs it (tile-split-partitions).
 constexpr llvm::StringLiteral kPartitionAttr = "tile.partition";
-/// On a tile.gemm there: the first result row of each partition's share
-/// (the GEMM runs in every partition, each on its rows).
+/// On a tile.gemm there: the first result row (column) of each
+/// partition's share (the GEMM runs in every partition, each on its own).
 constexpr llvm::StringLiteral kPartitionRowsAttr = "tile.partition_rows";
+constexpr llvm::StringLiteral kPartitionColsAttr = "tile.partition_cols";
 /// On a barrier of some warpgroups, and a vote inside a partition: its
 /// hardware barrier id and thread count (tile-assign-barrier-ids).
 constexpr llvm::StringLiteral kBarrierIdAttr = "tile.barrier_id";
