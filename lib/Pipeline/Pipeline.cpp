@@ -26,16 +26,31 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
+  tile::TileSchedulePassOptions schedule;
+  schedule.registers.assign(options.registers.begin(), options.registers.end());
+  schedule.partitionRows.assign(options.partitionRows.begin(), options.partitionRows.end());
+  schedule.partitionCols.assign(options.partitionCols.begin(), options.partitionCols.end());
+  schedule.channelStages = options.channelStages;
+  pm.addNestedPass<tile::KernelOp>(tile::createTileSchedulePass(schedule));
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
+  if (options.idleGathers || !options.idleScatters.empty() || !options.dropScatters.empty()) {
+    tile::TileAblatePassOptions ablate;
+    ablate.idleGathers = options.idleGathers;
+    ablate.idleScatters.assign(options.idleScatters.begin(), options.idleScatters.end());
+    ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
+    pm.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
+  }
   pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
   tile::TileSplitDPassOptions splitD;
   splitD.overlap = options.splitDOverlap;
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass(splitD));
-  // tile-stage-scatters (TMA bulk reductions through shared memory) is left
-  // out: in the warp-specialized backward it made the dKV warpgroup 2x
-  // slower than red.v4 from registers (bench/NOTES.md).
   pm.addNestedPass<tile::KernelOp>(tile::createTileExpandKeyClocksPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
+  // TMA bulk reductions through shared memory, off by default: in the
+  // warp-specialized backward they made the dKV warpgroup 2x slower than
+  // red.v4 from registers (bench/NOTES.md).
+  if (options.stageScatters)
+    pm.addNestedPass<tile::KernelOp>(tile::createTileStageScattersPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileMaterializeWaitsPass());

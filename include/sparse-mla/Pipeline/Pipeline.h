@@ -24,6 +24,34 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx83")};
+  // Schedule knobs (tile-schedule; empty or 0: as the kernel says).
+  ListOption<int64_t> registers{*this, "registers",
+                                llvm::cl::desc("Register budget of each partition "
+                                               "of every tile.warp_specialize")};
+  ListOption<int64_t> partitionRows{*this, "partition-rows",
+                                    llvm::cl::desc("First dQ^T row of each partition "
+                                                   "(tile.partition_rows)")};
+  ListOption<int64_t> partitionCols{*this, "partition-cols",
+                                    llvm::cl::desc("First dKV column of each partition "
+                                                   "(tile.partition_cols)")};
+  Option<int64_t> channelStages{*this, "channel-stages",
+                                llvm::cl::desc("Stages of every tile.channel"),
+                                llvm::cl::init(0)};
+  // Ablations, for timing only (tile-ablate; bench/ablate.py).
+  Option<bool> idleGathers{*this, "idle-gathers",
+                           llvm::cl::desc("Gathers of partitions read no row"),
+                           llvm::cl::init(false)};
+  ListOption<int64_t> idleScatters{*this, "idle-scatters",
+                                   llvm::cl::desc("Partitions whose scatters add no row")};
+  ListOption<int64_t> dropScatters{*this, "drop-scatters",
+                                   llvm::cl::desc("Partitions whose scatters and their "
+                                                  "products are erased")};
+  Option<bool> stageScatters{*this, "stage-scatters",
+                             llvm::cl::desc("tile-stage-scatters: row scatters through "
+                                            "shared memory and the TMA where room "
+                                            "allows (slower in the warp-specialized "
+                                            "backward: bench/NOTES.md)"),
+                             llvm::cl::init(false)};
   Option<bool> splitDOverlap{*this, "split-d-overlap",
                              llvm::cl::desc("tile-split-d's `overlap`: issue "
                                             "each dKV piece before the previous "

@@ -75,6 +75,21 @@ std::optional<int64_t> ChannelType::getRingBytes() const {
   return getStages() * (stage + 2 * 8);
 }
 
+SmallVector<SmemTileType> ChannelType::getRingTiles(bool freeBarriers) const {
+  SmallVector<SmemTileType> tiles;
+  int64_t s = getStages();
+  for (Type buffer : getBuffers()) {
+    auto tile = cast<SmemTileType>(buffer);
+    SmallVector<int64_t> shape(tile.getShape());
+    if (s > 1)
+      shape.insert(shape.begin(), s);
+    tiles.push_back(SmemTileType::get(shape, tile.getElementType()));
+  }
+  tiles.push_back(SmemTileType::get({1, freeBarriers ? 2 * s : s},
+                                    IntegerType::get(getContext(), 64)));
+  return tiles;
+}
+
 LogicalResult ChannelOp::verify() {
   ChannelType type = getType();
   if (std::optional<int64_t> bytes = type.getRingBytes();

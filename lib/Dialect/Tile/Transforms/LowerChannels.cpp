@@ -255,17 +255,11 @@ static LogicalResult lowerChannel(ChannelOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   int64_t s = ch.stages;
-  for (Type buffer : type.getBuffers()) {
-    auto tile = cast<SmemTileType>(buffer);
-    SmallVector<int64_t> shape(tile.getShape());
-    if (s > 1)
-      shape.insert(shape.begin(), s);
-    ch.rings.push_back(AllocOp::create(b, loc, SmemTileType::get(shape, tile.getElementType()),
-                                       IntegerAttr()));
-  }
   // Without other consumers there are no free barriers.
-  auto barsType = SmemTileType::get({1, ch.othersGet ? 2 * s : s}, b.getI64Type());
-  ch.bars = AllocOp::create(b, loc, barsType, IntegerAttr());
+  SmallVector<SmemTileType> tiles = type.getRingTiles(/*freeBarriers=*/ch.othersGet);
+  for (SmemTileType ring : ArrayRef(tiles).drop_back())
+    ch.rings.push_back(AllocOp::create(b, loc, ring, IntegerAttr()));
+  ch.bars = AllocOp::create(b, loc, tiles.back(), IntegerAttr());
   SmallVector<Value> counts;
   if (producers == consumers || !ch.othersGet) {
     counts.push_back(arith::ConstantIndexOp::create(b, loc, producers));

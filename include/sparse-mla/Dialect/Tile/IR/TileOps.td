@@ -1015,7 +1015,7 @@ def Tile_AnyOp : Tile_Op<"any", []> {
 // Tensor cores
 //===----------------------------------------------------------------------===//
 
-def Tile_GemmOp : Tile_Op<"gemm", [
+def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
     TypesMatchWith<"accumulator and result have one type", "acc", "result", "$_self">]> {
   let summary = "Matrix product on the tensor cores, accumulated in f32";
   let description = [{

@@ -106,6 +106,10 @@ def Tile_ChannelType : Tile_Type<"Channel", "channel"> {
     /// Bytes of shared memory the ring and its mbarriers take, or none while
     /// a buffer has shape parameters.
     std::optional<int64_t> getRingBytes() const;
+    /// The shared tiles tile-lower-channels allocates for it: a ring per
+    /// buffer type (3-D with more than one stage), then its mbarriers (full
+    /// and, with `freeBarriers`, free for each stage).
+    ::llvm::SmallVector<SmemTileType> getRingTiles(bool freeBarriers = true) const;
   }];
 }
 

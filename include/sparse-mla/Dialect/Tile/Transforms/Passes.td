@@ -46,9 +46,74 @@ def TileSplitPartitionsPass : Pass<"tile-split-partitions", "::sparse_mla::tile:
     arguments and results, branch results, elementwise maps) the narrower
     type; a transposed `tile.store_rows` of it writes from column r_p. So
     the kernel holds one dQ^T accumulator, and which warpgroup holds which
-    rows is the attribute's. The shapes must be known: run it right after
-    tile-specialize; the passes after it see one region per partition.
+    rows is the attribute's. `tile.partition_cols` shares result columns
+    the same way: B becomes the slice of those columns (rows with
+    `transpose_b`), and a `tile.scatter_add_rows` of the result adds from
+    column c_p on (a constant column stays one, so that tile-split-d still
+    joins scatters into the same columns): which warpgroup adds which dKV
+    columns. The shapes must be known: run it right after tile-specialize;
+    the passes after it see one region per partition.
   }];
+}
+
+def TileSchedulePass : Pass<"tile-schedule", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Sets a kernel's schedule knobs from options, over what its text says";
+  let description = [{
+    The one place where a build overrides how a kernel is scheduled, so
+    that an experiment on the schedule is a compiler option and never an
+    edit of the kernel text. Each option left empty keeps what the kernel
+    says; each one given must find its knob:
+    - `registers`: the register budgets of every `tile.warp_specialize`
+      (one per partition);
+    - `partition-rows`: the first row of each partition's share of every
+      `tile.gemm` with `tile.partition_rows` (which warpgroup holds which
+      rows of dQ^T in the backward);
+    - `partition-cols`: the same for `tile.partition_cols` (which
+      warpgroup adds which columns of dKV);
+    - `channel-stages`: up to this many stages for every `tile.channel`,
+      one more at a time while the kernel's shared memory holds them, the
+      smallest rings first (0: as written), so one value suits variants of
+      any size.
+    The knobs tile-split-d reads (`overlap`, `chunk`) are its own options.
+    Values are checked where the knob is: the op verifiers refuse budgets
+    and shares that do not fit. Run it right after tile-specialize.
+  }];
+  let options = [
+    ListOption<"registers", "registers", "int64_t",
+               "Register budget of each partition of every tile.warp_specialize">,
+    ListOption<"partitionRows", "partition-rows", "int64_t",
+               "First result row of each partition for GEMMs with tile.partition_rows">,
+    ListOption<"partitionCols", "partition-cols", "int64_t",
+               "First result column of each partition for GEMMs with tile.partition_cols">,
+    Option<"channelStages", "channel-stages", "int64_t", /*default=*/"0",
+           "Most stages of every tile.channel, as the shared memory allows (0: as the kernel says)">
+  ];
+}
+
+def TileAblatePass : Pass<"tile-ablate", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Takes gathers or scatters of partitions out, to time what they cost";
+  let description = [{
+    For timing only (bench/ablate.py): the kernel's results are wrong. What
+    a part of the work costs inside the whole kernel is the time it saves
+    when taken out with the rest in place.
+    - `idle-gathers`: every `tile.gather_rows` of a partition keeps its
+      instructions but reads nothing (its row indices become -1 behind a
+      run-time test the compiler cannot fold).
+    - `idle-scatters`: the same for the `tile.scatter_add_rows` of the
+      partitions listed: no byte reaches memory.
+    - `drop-scatters`: the `tile.scatter_add_rows` of the partitions listed
+      are erased, with the products only they used.
+    Options that match no op are an error. Runs after tile-split-partitions.
+  }];
+  let options = [
+    Option<"idleGathers", "idle-gathers", "bool", /*default=*/"false",
+           "Gathers of every partition read no row">,
+    ListOption<"idleScatters", "idle-scatters", "int64_t",
+               "Partitions whose scatters add no row">,
+    ListOption<"dropScatters", "drop-scatters", "int64_t",
+               "Partitions whose scatters (and the products only they use) are erased">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::KernelOp"> {

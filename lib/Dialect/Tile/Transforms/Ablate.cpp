@@ -1,0 +1,85 @@
+//===- Ablate.cpp - Take parts of a kernel's work out, for timing ---------===//
+//
+// What a part of the work costs inside the whole kernel is the time it saves
+// when taken out with everything else left in place (bench/ablate.py). An
+// idle gather or scatter keeps all its instructions but moves no byte: its
+// row indices become -1 behind a run-time test the compiler cannot fold.
+// A dropped scatter is erased with the products only it used.
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace sparse_mla::tile {
+#define GEN_PASS_DEF_TILEABLATEPASS
+#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace sparse_mla::tile
+
+using namespace mlir;
+using namespace sparse_mla::tile;
+
+namespace {
+
+/// Never true at run time (no grid has 12345 CTAs along z), which the
+/// compiler cannot know.
+constexpr int64_t kNeverGridZ = 12345;
+
+struct AblatePass : public sparse_mla::tile::impl::TileAblatePassBase<AblatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    auto inPartitions = [](Operation *op, ArrayRef<int64_t> partitions) {
+      auto partition = getPartition(op);
+      return partition && llvm::is_contained(partitions, partition->second);
+    };
+    SmallVector<Operation *> idle, dropped;
+    kernel.walk([&](Operation *op) {
+      if (isa<GatherRowsOp>(op) && idleGathers && getPartition(op))
+        idle.push_back(op);
+      if (isa<ScatterAddRowsOp>(op) && inPartitions(op, idleScatters))
+        idle.push_back(op);
+      if (isa<ScatterAddRowsOp>(op) && inPartitions(op, dropScatters))
+        dropped.push_back(op);
+    });
+    if (idle.empty() && dropped.empty()) {
+      if (idleGathers || !idleScatters.empty() || !dropScatters.empty()) {
+        kernel.emitError("tile-ablate: no gather or scatter of a partition matches its options");
+        return signalPassFailure();
+      }
+      return;
+    }
+    for (Operation *op : idle)
+      idleRows(op);
+    for (Operation *op : dropped)
+      op->erase();
+    // The products only the dropped scatters used (users first).
+    kernel.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+      if (isOpTriviallyDead(op))
+        op->erase();
+    });
+  }
+
+  /// Gives `op` (a gather or scatter of rows) row indices that are all -1
+  /// at run time.
+  static void idleRows(Operation *op) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    OpOperand &rowsOperand = isa<GatherRowsOp>(op) ? cast<GatherRowsOp>(op).getRowsMutable()
+                                                   : cast<ScatterAddRowsOp>(op).getRowsMutable();
+    Value z = GridDimOp::create(b, loc, b.getIndexType(), Dim::z);
+    Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z,
+                                        arith::ConstantIndexOp::create(b, loc, kNeverGridZ));
+    auto type = cast<RegTileType>(rowsOperand.get().getType());
+    auto masked = MapOp::create(b, loc, type, ValueRange{rowsOperand.get()});
+    Block *body = b.createBlock(&masked.getBody(), {}, {type.getElementType()}, {loc});
+    Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
+    Value row = arith::SelectOp::create(b, loc, never, body->getArgument(0), none);
+    YieldOp::create(b, loc, ValueRange{row});
+    rowsOperand.set(masked.getResult());
+  }
+};
+
+} // namespace
