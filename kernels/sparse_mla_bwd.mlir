@@ -33,9 +33,9 @@
 //     the other dKV columns 64 at a time (tile-split-d) and scatters them.
 // Warpgroup 1 sets the pace; giving warpgroup 0 two of its pieces measured
 // faster than one or three (bench/NOTES.md).
-// Two channels hand the blocks over, one slot per computed block: K
-// (warpgroup 0 gathers, both read) and P^T with dS^T (warpgroup 0 writes,
-// both read); tile-lower-channels makes their mbarriers.
+// K, and P^T with dS^T, go from warpgroup 0 to both on two channels that
+// tile-split-partitions inserts (one slot per computed block) and
+// tile-lower-channels turns into mbarriers.
 // At long context the slots are in key order (the union, also per token)
 // and warpgroup 1 keeps the CTAs that run together on one range of keys
 // (tile.key_clock), so that the dKV rows they add into stay in L2.
@@ -71,8 +71,6 @@
 !dkv_v = !tile.reg<64x{d}xf32>            // their V columns
 !dq_acc = !tile.reg<{dqk}x{hp}xf32>       // dQ^T (each warpgroup holds its rows)
 !dq_out = !tile.reg<{dqk}x{hp}xbf16>
-!k_chan = !tile.channel<!kv_block>        // a block's kv rows
-!pds_chan = !tile.channel<!probs, !probs> // its P^T and dS^T
 !rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
 
 tile.kernel @sparse_mla_bwd(
@@ -256,15 +254,18 @@ tile.kernel @sparse_mla_bwd(
   %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
   %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
 
-  %k_ch = tile.channel : !k_chan
-  %pds_ch = tile.channel : !pds_chan
+  // A block's K, P^T and dS^T: warpgroup 0 writes them and both read;
+  // tile-split-partitions hands them over on channels.
+  %sk = tile.alloc : !kv_block
+  %sp = tile.alloc : !probs
+  %sds = tile.alloc : !probs
   %no_scores = tile.splat %zero : !scores
 
   // The block loop, written once: tile-split-partitions gives each
   // warpgroup its copy, with the ops tagged for it (and those using their
   // results) and what both need (the loop, the key map, the skip vote, the
-  // channels' gets). Both walk the same blocks and skip the same ones, so
-  // they take the channels' slots in step.
+  // reads of K, P^T and dS^T). Both walk the same blocks and skip the same
+  // ones, so they take the channels' slots in step.
   tile.warp_specialize registers([256, 256]) {
     %dq_init = tile.splat %zero : !dq_acc
     %no_dkv = tile.splat %zero : !dkv_qk
@@ -297,17 +298,13 @@ tile.kernel @sparse_mla_bwd(
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
       %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
-        // Warpgroup 0 gathers the block's kv rows once both are done with
-        // the last.
-        %k_in = tile.put_enter %k_ch {tile.partition = 0} : !k_chan
-        %gathered = tile.gather_rows %kv[%rows, %c0] into %k_in {per_warpgroup}
+        // Warpgroup 0 gathers the block's kv rows.
+        %gathered = tile.gather_rows %kv[%rows, %c0] into %sk {per_warpgroup, tile.partition = 0}
             : !rows, !slots, !kv_block
-        tile.put_exit %k_ch after %gathered {tile.partition = 0} : !k_chan
         // Which of the tile's tokens picked each slot (all where no bits
         // are given: T = 1), and the columns' lse2, Delta and token.
         %picked = tile.load %bits[%krow, %j] bounds [%bits_width] pad %none
             : memref<?x?xi32>, i32 -> !slots
-        %sk = tile.get_enter %k_ch : !k_chan
         %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
 
         // Warpgroup 0: scores and their gradient, transposed: slots x
@@ -348,21 +345,15 @@ tile.kernel @sparse_mla_bwd(
           %r = arith.mulf %pd, %sm_scale : f32
           tile.yield %r : f32
         }
-        // P^T and dS^T go to shared memory once both warpgroups are done
-        // with the last.
-        %p_in, %ds_in = tile.put_enter %pds_ch {tile.partition = 0} : !pds_chan
-        tile.write %p_t, %p_in : !scores, !probs
-        tile.write %ds_t, %ds_in : !scores, !probs
-        tile.put_exit %pds_ch {tile.partition = 0} : !pds_chan
-        %sp, %sds = tile.get_enter %pds_ch : !pds_chan
+        // P^T and dS^T to shared memory, for both warpgroups.
+        tile.write %p_t, %sp : !scores, !probs
+        tile.write %ds_t, %sds : !scores, !probs
 
         // dQ^T += K^T dS^T: warpgroup 0 holds rows [0, 256), warpgroup 1
         // the others.
         %dq_new = tile.gemm %sk, %sds, %dq_acc
             {transpose_a, tile.partition_rows = array<i64: 0, 256>}
             : !kv_block, !probs, !dq_acc
-        // K may be overwritten (warpgroup 0 left it in program order).
-        tile.get_exit %k_ch : !k_chan
         // dKV rows += dS^T Q, and their V columns += P^T dO: warpgroup 0
         // adds columns [0, 128), warpgroup 1 the others, while warpgroup 0
         // computes the next block's scores. tile-split-d cuts each share
@@ -387,7 +378,6 @@ tile.kernel @sparse_mla_bwd(
           tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
               {interleaved} : !dkv_v, memref<?x?xf32>, !slots
         }
-        tile.get_exit %pds_ch : !pds_chan
         %one_more = arith.addi %done, %one_i32 {tile.partition = 0} : i32
         scf.yield %dq_new, %one_more : !dq_acc, i32
       } else {

@@ -40,10 +40,12 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
     ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
     pm.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
   }
-  pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
+  // Before the channels are lowered: tile-split-d moves their exits below
+  // the pieces it emits.
   tile::TileSplitDPassOptions splitD;
   splitD.overlap = options.splitDOverlap;
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass(splitD));
+  pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileExpandKeyClocksPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   // TMA bulk reductions through shared memory, off by default: in the

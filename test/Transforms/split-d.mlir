@@ -227,3 +227,40 @@ tile.kernel @in_partitions(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroup
     tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
   }
 }
+
+// -----
+
+// A channel exit among a chain's ops (written right after the last GEMM
+// that reads the slot) moves below the pieces, which read the slot there:
+// a release may always come later.
+// CHECK-LABEL: tile.kernel @exit_below_pieces
+// CHECK:     }, {
+// CHECK:       %[[G:.*]] = tile.get_enter
+// CHECK:       scf.for
+// CHECK:         tile.gemm %[[G]]
+// CHECK:         tile.scatter_add_rows
+// CHECK:       }
+// CHECK-NEXT:  tile.get_exit
+!buf = !tile.smem<64x16xbf16>
+!chan = !tile.channel<!buf>
+tile.kernel @exit_below_pieces(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %m1 = arith.constant -1 : i32
+  %sq = tile.alloc : !tile.smem<16x128xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([232, 232]) {
+    %v = tile.splat %one : !tile.reg<64x16xbf16>
+    %in = tile.put_enter %ch : !chan
+    tile.write %v, %in : !tile.reg<64x16xbf16>, !buf
+    tile.put_exit %ch : !chan
+  }, {
+    %ds = tile.get_enter %ch : !chan
+    %z = tile.splat %zero : !tile.reg<64x128xf32>
+    %a = tile.gemm %ds, %sq, %z : !buf, !tile.smem<16x128xbf16>, !tile.reg<64x128xf32>
+    tile.get_exit %ch : !chan
+    tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x128xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  }
+}

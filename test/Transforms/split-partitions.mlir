@@ -294,3 +294,120 @@ tile.kernel @rows_not_known() warpgroups(2) variants([{m = 128}]) {
         : !k, !ds, !acc
   }
 }
+
+// -----
+
+// Buffers handed over by data: K, gathered by partition 0 and read by both,
+// gets a channel of its own; P and dS, written by partition 0 before either
+// is read, share one. Partition 0 gets its own channels as it puts them;
+// a read by an asynchronous GEMM lasts until its wait.
+// CHECK-LABEL: tile.kernel @handover
+// CHECK:       %[[K:.*]] = tile.channel : !tile.channel<!tile.smem<64x64xbf16>>
+// CHECK:       %[[PDS:.*]] = tile.channel : !tile.channel<!tile.smem<64x64xbf16>, !tile.smem<64x64xbf16>>
+// CHECK-NOT:   tile.alloc
+// CHECK:       tile.warp_specialize
+// CHECK:         %[[KP:.*]] = tile.put_enter %[[K]]
+// CHECK:         %[[T:.*]] = tile.gather_rows %{{.*}} into %[[KP]]
+// CHECK:         tile.put_exit %[[K]] after %[[T]]
+// CHECK:         %[[KG:.*]] = tile.get_enter %[[K]]
+// CHECK-NEXT:    tile.gemm %[[KG]], %[[KG]], %{{.*}} :
+// CHECK-NEXT:    %[[S:.*]] = tile.gemm %[[KG]], %[[KG]], %{{.*}} {async, transpose_b}
+// CHECK:         %[[SW:.*]] = tile.gemm_wait %[[S]]
+// CHECK-NEXT:    tile.get_exit %[[K]]
+// CHECK:         %[[P:.*]]:2 = tile.put_enter %[[PDS]]
+// CHECK-NEXT:    tile.write %[[SW]], %[[P]]#0
+// CHECK-NEXT:    tile.write %[[SW]], %[[P]]#1
+// CHECK-NEXT:    tile.put_exit %[[PDS]] :
+// CHECK-NEXT:    %[[G:.*]]:2 = tile.get_enter %[[PDS]]
+// CHECK-NEXT:    tile.gemm %[[G]]#0, %[[G]]#1
+// CHECK-NEXT:    tile.get_exit %[[PDS]]
+// CHECK:       }, {
+// CHECK-NOT:     tile.put_enter
+// CHECK:         tile.get_enter %[[K]]
+// CHECK:         tile.get_exit %[[K]]
+// CHECK:         tile.get_enter %[[PDS]]
+// CHECK-NEXT:    tile.gemm
+// CHECK-NEXT:    tile.get_exit %[[PDS]]
+!buf = !tile.smem<64x64xbf16>
+!acc = !tile.reg<64x64xf32>
+tile.kernel @handover(%kv: memref<?x?xbf16>, %keys: memref<?xi32>, %n: index,
+                      %out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %none = arith.constant -1 : i32
+  %k = tile.alloc : !buf
+  %p = tile.alloc : !buf
+  %ds = tile.alloc : !buf
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %acc = scf.for %j = %c0 to %n step %c64 iter_args(%a = %init) -> (!acc) {
+      %rows = tile.load %keys[%j] bounds [%n] pad %none : memref<?xi32>, i32 -> !tile.reg<64xi32>
+      %t = tile.gather_rows %kv[%rows, %c0] into %k {per_warpgroup, tile.partition = 0}
+          : memref<?x?xbf16>, !tile.reg<64xi32>, !buf
+      %x = tile.gemm %k, %k, %a : !buf, !buf, !acc
+      %s_run = tile.gemm %k, %k, %init {transpose_b, async, tile.partition = 0} : !buf, !buf, !acc
+      %s = tile.gemm_wait %s_run {pending = 0} : !acc
+      tile.write %s, %p : !acc, !buf
+      tile.write %s, %ds : !acc, !buf
+      %y = tile.gemm %p, %ds, %x : !buf, !buf, !acc
+      scf.yield %y : !acc
+    }
+    tile.store %acc, %out[%c0, %c0] : !acc, memref<?x?xf32>
+  }
+}
+
+// -----
+
+!buf = !tile.smem<64x64xbf16>
+tile.kernel @two_writers(%kv: memref<?x?xbf16>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %rows = tile.iota along 0 : !tile.reg<64xi32>
+  // expected-error @+1 {{is written inside tile.warp_specialize by more than one partition: one partition puts what the others get}}
+  %k = tile.alloc : !buf
+  tile.warp_specialize registers([240, 240]) {
+    %t = tile.gather_rows %kv[%rows, %c0] into %k {per_warpgroup, tile.partition = 0}
+        : memref<?x?xbf16>, !tile.reg<64xi32>, !buf
+    %u = tile.gather_rows %kv[%rows, %c0] into %k {per_warpgroup, tile.partition = 1}
+        : memref<?x?xbf16>, !tile.reg<64xi32>, !buf
+  }
+}
+
+// -----
+
+!buf = !tile.smem<64x64xbf16>
+!acc = !tile.reg<64x64xf32>
+tile.kernel @read_before_write(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{is read inside tile.warp_specialize before its last write: partitions hand over a buffer once it is written}}
+  %p = tile.alloc : !buf
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %x = tile.gemm %p, %p, %init : !buf, !buf, !acc
+    %s = tile.splat %zero {tile.partition = 0} : !acc
+    tile.write %s, %p : !acc, !buf
+    tile.store %x, %out[%c0, %c0] : !acc, memref<?x?xf32>
+  }
+}
+
+// -----
+
+!buf = !tile.smem<64x64xbf16>
+!acc = !tile.reg<64x64xf32>
+tile.kernel @read_in_another_block(%n: index, %out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %p = tile.alloc : !buf
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    scf.for %j = %c0 to %n step %c1 {
+      %s = tile.splat %zero {tile.partition = 0} : !acc
+      tile.write %s, %p : !acc, !buf
+    }
+    // expected-error @+1 {{uses a buffer that partitions hand over outside the block that writes it: its accesses must share one block}}
+    %x = tile.gemm %p, %p, %init : !buf, !buf, !acc
+    tile.store %x, %out[%c0, %c0] : !acc, memref<?x?xf32>
+  }
+}

@@ -41,13 +41,26 @@ struct Chain {
 };
 
 /// Whether the ops strictly between `from` and `to` are GEMMs (which only
-/// read shared memory) or free of memory effects, so that GEMMs and
+/// read shared memory), channel exits (a release may always come later:
+/// they move below the pieces) or free of memory effects, so that GEMMs and
 /// scatters may move from `from` down to `to`.
 static bool onlyGemmsOrPureBetween(Operation *from, Operation *to) {
   for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
-    if (!isa<GemmOp>(op) && !isMemoryEffectFree(op))
+    if (!isa<GemmOp, GetExitOp>(op) && !isMemoryEffectFree(op))
       return false;
   return true;
+}
+
+/// Moves the channel exits among `group`'s ops below its last scatter,
+/// where its pieces read the channels' buffers.
+static void releaseAfterPieces(MutableArrayRef<Chain> group) {
+  Operation *last = group.back().scatter;
+  SmallVector<Operation *> exits;
+  for (Operation *op = group.front().gemms.front(); op != last; op = op->getNextNode())
+    if (isa<GetExitOp>(op))
+      exits.push_back(op);
+  for (Operation *op : llvm::reverse(exits))
+    op->moveAfter(last);
 }
 
 /// The chain that ends in `scatter`, if its GEMMs feed only one another and
@@ -231,6 +244,7 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
   /// products are issued (one asynchronous group) before piece c is waited
   /// for and scattered.
   void splitOverlapped(MutableArrayRef<Chain> group) {
+    releaseAfterPieces(group);
     ScatterAddRowsOp last = group.back().scatter;
     OpBuilder b(last);
     Location loc = last.getLoc();
@@ -257,6 +271,7 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
 
   /// Replaces the chains of `group` by loops over their pieces.
   void split(MutableArrayRef<Chain> group) {
+    releaseAfterPieces(group);
     ScatterAddRowsOp last = group.back().scatter;
     OpBuilder b(last);
     Location loc = last.getLoc();

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/InsertChannels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -413,6 +414,22 @@ struct TileSplitPartitionsPass
       Assignment a{&ws.getPartitions().front(), (Mask(1) << n) - 1, {}, {}};
       if (failed(a.run()))
         return signalPassFailure();
+      // Buffers one partition writes and others read go through channels;
+      // the assignment then places their enter and exit ops.
+      bool inserted = false;
+      auto partitionsOf = [&](Operation *op) {
+        for (; op; op = op->getParentOp())
+          if (auto it = a.runs.find(op); it != a.runs.end())
+            return it->second;
+        return a.all;
+      };
+      if (failed(insertChannels(ws, partitionsOf, inserted)))
+        return signalPassFailure();
+      if (inserted) {
+        a = Assignment{&ws.getPartitions().front(), (Mask(1) << n) - 1, {}, {}};
+        if (failed(a.run()))
+          return signalPassFailure();
+      }
       IRRewriter rewriter(ws);
       auto split = WarpSpecializeOp::create(rewriter, ws.getLoc(), ws.getWarpgroupsAttr(),
                                             ws.getRegistersAttr(), n);

@@ -7,6 +7,7 @@ include "sparse-mla/Dialect/Tile/IR/TileInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
@@ -539,7 +540,7 @@ def Tile_AllocOp : Tile_Op<"alloc", [MemoryEffects<[MemAlloc]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
+def Tile_SliceOp : Tile_Op<"slice", [Pure, ViewLikeOpInterface]> {
   let summary = "A view of part of a shared-memory tile";
   let description = [{
     The sub-tile at `offsets` with the result's shape. A 3-D ring of stages
@@ -551,6 +552,9 @@ def Tile_SliceOp : Tile_Op<"slice", [Pure]> {
   let results = (outs Tile_SmemTile:$result);
   let assemblyFormat = "$source `[` $offsets `]` attr-dict `:` qualified(type($source)) `to` qualified(type($result))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getViewSource() { return getSource(); }
+  }];
 }
 
 def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
@@ -567,8 +571,7 @@ def Tile_ReadOp : Tile_Op<"read", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_WriteOp : Tile_Op<"write", [AttrSizedOperandSegments,
-    MemoryEffects<[MemWrite]>]> {
+def Tile_WriteOp : Tile_Op<"write", [AttrSizedOperandSegments]> {
   let summary = "Stores a register tile into a shared-memory tile";
   let description = [{
     A register tile into a 2-D shared tile of its shape, or a 1-D register
@@ -592,8 +595,10 @@ def Tile_WriteOp : Tile_Op<"write", [AttrSizedOperandSegments,
         : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
     ```
   }];
-  let arguments = (ins Tile_RegTile:$value, Tile_SmemTile:$dest, Optional<Index>:$cta,
-                       Optional<Tile_SmemTile>:$bars, Optional<Index>:$bar_index);
+  let arguments = (ins Tile_RegTile:$value, Arg<Tile_SmemTile, "", [MemWrite]>:$dest,
+                       Optional<Index>:$cta,
+                       Arg<Optional<Tile_SmemTile>, "", [MemRead, MemWrite]>:$bars,
+                       Optional<Index>:$bar_index);
   let assemblyFormat = [{
     $value `,` $dest (`cta` $cta^)? (`on` $bars^ `[` $bar_index `]`)? attr-dict `:`
     qualified(type($value)) `,` qualified(type($dest)) (`,` qualified(type($bars))^)?
@@ -609,8 +614,8 @@ def Tile_AsyncCopyOp : Tile_Op<"async_copy", [AttrSizedOperandSegments]> {
     `bound` (an absolute row index) are zero-filled and not read. The copy
     is complete once its token has been waited for (`tile.wait`).
   }];
-  let arguments = (ins AnyMemRef:$source, Variadic<Index>:$indices,
-                       Optional<Index>:$bound, Tile_SmemTile:$dest);
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$source, Variadic<Index>:$indices,
+                       Optional<Index>:$bound, Arg<Tile_SmemTile, "", [MemWrite]>:$dest);
   let results = (outs Tile_Token:$token);
   let assemblyFormat = [{
     $source `[` $indices `]` (`bound` $bound^)? `into` $dest attr-dict `:`
@@ -632,8 +637,9 @@ def Tile_GatherRowsOp : Tile_Op<"gather_rows", []> {
     the CTA (`rows` must be the same in all of them). With `per_warpgroup`,
     each warpgroup gathers on its own into its own tile, by its own rows.
   }];
-  let arguments = (ins AnyMemRef:$source, Tile_RegTile:$rows, Index:$column,
-                       Tile_SmemTile:$dest, UnitAttr:$per_warpgroup);
+  let arguments = (ins Arg<AnyMemRef, "", [MemRead]>:$source, Tile_RegTile:$rows,
+                       Index:$column, Arg<Tile_SmemTile, "", [MemWrite]>:$dest,
+                       UnitAttr:$per_warpgroup);
   let results = (outs Tile_Token:$token);
   let assemblyFormat = [{
     $source `[` $rows `,` $column `]` `into` $dest attr-dict `:`

@@ -39,6 +39,17 @@ def TileSplitPartitionsPass : Pass<"tile-split-partitions", "::sparse_mla::tile:
     another than its tag, is an error: partitions hand data over through
     channels.
 
+    The hand-overs follow from the data: a shared tile allocated outside
+    the op that ops of one partition write in its body (by their declared
+    memory effects; views followed through ViewLikeOpInterface) and ops of
+    others read, in one block, gets a `tile.channel` of one stage in its
+    place: put_enter before the first write, put_exit after the last (after
+    the copies' tokens), get_enter before the first read, get_exit after
+    the last one completes (the wait of an asynchronous GEMM). Buffers of
+    one producer, each written before any of them is read, share a
+    channel. A buffer written by two partitions, read before its last
+    write, or used outside that block is an error.
+
     A `tile.gemm` with `tile.partition_rows = array<i64: 0, r1, ...>` runs
     in every partition, partition p on result rows [r_p, r_p+1): its A
     operand becomes the slice of those rows (columns with `transpose_a`),
