@@ -27,12 +27,13 @@ def call(args, kernels, **kwargs):
     return sparse_mla.sparse_mla_bwd(*args, lse_base2=False, **kwargs)
 
 
-def interleave(builds, args, rounds, **kwargs):
-    """{name: [ms per round]} of the builds, called in turn."""
-    names = list(builds)
+def interleave(calls, rounds):
+    """{name: [ms per round]} of the calls (name -> a function of no
+    arguments that launches one backward), called in turn."""
+    names = list(calls)
     for name in names:  # load and warm every build
         for _ in range(2):
-            call(args, builds[name], **kwargs)
+            calls[name]()
     torch.cuda.synchronize()
     times = {name: [] for name in names}
     for r in range(rounds):
@@ -43,11 +44,20 @@ def interleave(builds, args, rounds, **kwargs):
             # time the kernels, not the launches.
             torch.cuda._sleep(5_000_000)
             start.record()
-            call(args, builds[name], **kwargs)
+            calls[name]()
             end.record()
             end.synchronize()
             times[name].append(start.elapsed_time(end))
     return times
+
+
+def report(times, base):
+    """Each call's median and the median of its per-round ratio to `base`."""
+    med = {n: statistics.median(t) for n, t in times.items()}
+    ratios = [statistics.median(x / y for x, y in zip(times[n], times[base]))
+              for n in times if n != base]
+    return (" | ".join(f"{med[n]:.3f}" for n in times) + " | "
+            + " | ".join(f"{r:.3f}" for r in ratios))
 
 
 def main():
@@ -72,13 +82,9 @@ def main():
         args = make_inputs(s, h, a.topk, a.pattern)
         tiles = [None] + ([1] if a.per_token and h <= 32 else [])
         for tile in tiles:
-            times = interleave(builds, args, a.rounds, token_tile=tile)
-            med = {n: statistics.median(t) for n, t in times.items()}
-            ratios = [statistics.median(x / y for x, y in zip(times[n], times[base]))
-                      for n in builds if n != base]
-            print(f"| {s} | {h} | {tile or 'auto'} | "
-                  + " | ".join(f"{med[n]:.3f}" for n in builds) + " | "
-                  + " | ".join(f"{r:.3f}" for r in ratios) + " |", flush=True)
+            calls = {n: (lambda d=d: call(args, d, token_tile=tile)) for n, d in builds.items()}
+            times = interleave(calls, a.rounds)
+            print(f"| {s} | {h} | {tile or 'auto'} | {report(times, base)} |", flush=True)
 
 
 if __name__ == "__main__":
