@@ -30,7 +30,6 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   schedule.registers.assign(options.registers.begin(), options.registers.end());
   schedule.partitionRows.assign(options.partitionRows.begin(), options.partitionRows.end());
   schedule.partitionCols.assign(options.partitionCols.begin(), options.partitionCols.end());
-  schedule.channelStages = options.channelStages;
   pm.addNestedPass<tile::KernelOp>(tile::createTileSchedulePass(schedule));
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
   if (options.idleGathers || !options.idleScatters.empty() || !options.dropScatters.empty()) {
@@ -45,7 +44,9 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   tile::TileSplitDPassOptions splitD;
   splitD.overlap = options.splitDOverlap;
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitDPass(splitD));
-  pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass());
+  tile::TileLowerChannelsPassOptions channels;
+  channels.stages = options.channelStages;
+  pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass(channels));
   pm.addNestedPass<tile::KernelOp>(tile::createTileExpandKeyClocksPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   // TMA bulk reductions through shared memory, off by default: in the

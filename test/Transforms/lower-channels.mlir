@@ -1,4 +1,5 @@
 // RUN: sparse-mla-opt %s -split-input-file --pass-pipeline='builtin.module(tile.kernel(tile-lower-channels))' -verify-diagnostics | FileCheck %s
+// RUN: sparse-mla-opt %S/Inputs/lower-channels-stages.mlir -split-input-file --pass-pipeline='builtin.module(tile.kernel(tile-lower-channels{stages=4}))' -verify-diagnostics | FileCheck %S/Inputs/lower-channels-stages.mlir --check-prefix=STAGES
 // A channel becomes its buffers and a 1 x 2S tile of mbarriers, full[s]
 // expecting the producer partition's threads and free[s] those of every
 // other partition that gets. Each partition counts its rounds of each side

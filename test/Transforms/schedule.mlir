@@ -1,23 +1,18 @@
 // RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule))' | FileCheck %s --check-prefix=ASIS
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{registers=232,248 partition-rows=0,128 channel-stages=2}))' | FileCheck %s --check-prefix=SET
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{registers=232,248 partition-rows=0,128}))' | FileCheck %s --check-prefix=SET
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{registers=240}))' 2>&1 | FileCheck %s --check-prefix=BUDGETS
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{registers=240,264}))' 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{partition-rows=0,64,128}))' 2>&1 | FileCheck %s --check-prefix=SHARES
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{partition-rows=64,128}))' 2>&1 | FileCheck %s --check-prefix=SHARE
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{partition-cols=0,64}))' 2>&1 | FileCheck %s --check-prefix=NOCOLS
-// RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{channel-stages=-1}))' 2>&1 | FileCheck %s --check-prefix=NEG
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-schedule{channel-stages=16}))' | FileCheck %s --check-prefix=RING
-// RUN: not sparse-mla-opt %S/Inputs/schedule-rings-too-big.mlir --pass-pipeline='builtin.module(tile.kernel(tile-schedule{channel-stages=2}))' 2>&1 | FileCheck %s --check-prefix=TOOBIG
 // A kernel's schedule knobs, as written and as options set them: the
-// budgets of its warp_specialize, the shares of a GEMM that partitions
-// share, the stages of its channels. An option must find its knob, and a
-// value the op does not take is the op verifier's error.
+// budgets of its warp_specialize and the shares of a GEMM that partitions
+// share. An option must find its knob, and a value the op does not take
+// is the op verifier's error.
 
-// ASIS:  !tile.channel<!tile.smem<64x192xbf16>>
 // ASIS:  tile.warp_specialize registers([240, 240])
 // ASIS:  tile.partition_rows = array<i64: 0, 64>
 
-// SET:   !tile.channel<!tile.smem<64x192xbf16>, stages = 2>
 // SET:   tile.warp_specialize registers([232, 248])
 // SET:   tile.partition_rows = array<i64: 0, 128>
 
@@ -27,9 +22,6 @@
 // SHARES:  error: 'tile.gemm' op is shared by 2 partitions; tile-schedule's partition-rows gives 3 shares
 // SHARE:   error: 'tile.gemm' op 'tile.partition_rows' gives the first row of each of the 2 partitions: 0, then increasing
 // NOCOLS:  error: tile-schedule: partition-cols is given, but the kernel has no tile.gemm with tile.partition_cols
-// NEG:     error: tile-schedule: channel-stages must be positive, not -1
-// TOOBIG:  error: tile-schedule: the kernel's channels do not fit the shared memory with one stage each
-// RING:    !tile.channel<!tile.smem<64x192xbf16>, stages = 9>
 
 !buf = !tile.smem<64x192xbf16>
 !chan = !tile.channel<!buf>

@@ -35,7 +35,9 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                                     llvm::cl::desc("First dKV column of each partition "
                                                    "(tile.partition_cols)")};
   Option<int64_t> channelStages{*this, "channel-stages",
-                                llvm::cl::desc("Stages of every tile.channel"),
+                                llvm::cl::desc("Most stages of every channel, as "
+                                               "shared memory allows (tile-lower-"
+                                               "channels' stages)"),
                                 llvm::cl::init(0)};
   // Ablations, for timing only (tile-ablate; bench/ablate.py).
   Option<bool> idleGathers{*this, "idle-gathers",

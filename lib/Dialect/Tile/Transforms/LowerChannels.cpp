@@ -20,6 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
+#include "sparse-mla/Target/Hopper.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -367,12 +369,50 @@ static void shareCounters(KernelOp kernel) {
 
 struct TileLowerChannelsPass
     : public sparse_mla::tile::impl::TileLowerChannelsPassBase<TileLowerChannelsPass> {
+  using Base::Base;
+
+  /// Each channel up to `stages` stages, one more at a time while the
+  /// kernel's shared memory holds them, the smallest rings first (the
+  /// memory buys the most stages).
+  LogicalResult fitStages(KernelOp kernel, ArrayRef<ChannelOp> all) {
+    SmallVector<ChannelOp> channels(all);
+    auto withStages = [](ChannelOp op, int64_t n) {
+      ChannelType type = op.getType();
+      return ChannelType::get(type.getContext(), type.getBuffers(), n);
+    };
+    auto fits = [&] {
+      SmallVector<SmemTileType> rings;
+      for (ChannelOp op : channels)
+        llvm::append_range(rings, op.getType().getRingTiles());
+      return planSharedMemory(kernel, rings).bytes <= hopper::kSharedBytesPerCTA;
+    };
+    for (ChannelOp op : channels)
+      op.getResult().setType(withStages(op, 1));
+    llvm::stable_sort(channels, [](ChannelOp a, ChannelOp b) {
+      return a.getType().getRingBytes().value_or(0) < b.getType().getRingBytes().value_or(0);
+    });
+    if (!fits())
+      return kernel.emitError("tile-lower-channels: the kernel's channels do not fit the "
+                              "shared memory with one stage each");
+    for (int64_t n = 2; n <= stages; ++n)
+      for (ChannelOp op : channels) {
+        if (op.getType().getStages() != n - 1)
+          continue; // full already
+        op.getResult().setType(withStages(op, n));
+        if (!fits())
+          op.getResult().setType(withStages(op, n - 1));
+      }
+    return success();
+  }
+
   void runOnOperation() override {
     KernelOp kernel = getOperation();
     if (failed(requireSpecialized(kernel)))
       return signalPassFailure();
     SmallVector<ChannelOp> channels;
     kernel.walk([&](ChannelOp op) { channels.push_back(op); });
+    if (stages > 0 && failed(fitStages(kernel, channels)))
+      return signalPassFailure();
     for (ChannelOp op : channels)
       if (failed(lowerChannel(op)))
         return signalPassFailure();

@@ -1,15 +1,13 @@
 //===- Schedule.cpp - A kernel's schedule knobs from options --------------===//
 //
 // The knobs live where the passes read them: budgets on tile.warp_specialize,
-// shares on the GEMMs that partitions share, stages in the channel types.
+// shares on the GEMMs that partitions share. (The channels' stages are
+// tile-lower-channels': tile-split-partitions inserts the channels.)
 // This pass overwrites them from its options, so that a build can try
 // another schedule (bench/ablate.py) without touching the kernel text.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
-#include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
-
-#include "sparse-mla/Target/Hopper.h"
 
 namespace sparse_mla::tile {
 #define GEN_PASS_DEF_TILESCHEDULEPASS
@@ -28,8 +26,7 @@ struct SchedulePass : public sparse_mla::tile::impl::TileSchedulePassBase<Schedu
     KernelOp kernel = getOperation();
     if (failed(requireSpecialized(kernel)) || failed(setBudgets(kernel)) ||
         failed(setShares(kernel, kPartitionRowsAttr, partitionRows, "partition-rows")) ||
-        failed(setShares(kernel, kPartitionColsAttr, partitionCols, "partition-cols")) ||
-        failed(setStages(kernel)))
+        failed(setShares(kernel, kPartitionColsAttr, partitionCols, "partition-cols")))
       signalPassFailure();
   }
 
@@ -79,47 +76,6 @@ struct SchedulePass : public sparse_mla::tile::impl::TileSchedulePassBase<Schedu
     return success();
   }
 
-  /// Each channel up to `channelStages` stages, one more at a time while
-  /// the kernel's shared memory holds them, the smallest rings first (the
-  /// memory buys the most stages).
-  LogicalResult setStages(KernelOp kernel) {
-    if (channelStages == 0)
-      return success();
-    if (channelStages < 0)
-      return kernel.emitError("tile-schedule: channel-stages must be positive, not ")
-             << static_cast<int64_t>(channelStages);
-    SmallVector<ChannelOp> channels;
-    kernel.walk([&](ChannelOp op) { channels.push_back(op); });
-    if (channels.empty())
-      return unused(kernel, "channel-stages", "tile.channel");
-    auto withStages = [](ChannelOp op, int64_t stages) {
-      ChannelType type = op.getType();
-      return ChannelType::get(type.getContext(), type.getBuffers(), stages);
-    };
-    auto fits = [&] {
-      SmallVector<SmemTileType> rings;
-      for (ChannelOp op : channels)
-        llvm::append_range(rings, op.getType().getRingTiles());
-      return planSharedMemory(kernel, rings).bytes <= hopper::kSharedBytesPerCTA;
-    };
-    for (ChannelOp op : channels)
-      op.getResult().setType(withStages(op, 1));
-    llvm::stable_sort(channels, [](ChannelOp a, ChannelOp b) {
-      return a.getType().getRingBytes().value_or(0) < b.getType().getRingBytes().value_or(0);
-    });
-    if (!fits())
-      return kernel.emitError("tile-schedule: the kernel's channels do not fit the shared "
-                              "memory with one stage each");
-    for (int64_t stages = 2; stages <= channelStages; ++stages)
-      for (ChannelOp op : channels) {
-        if (op.getType().getStages() != stages - 1)
-          continue; // full already
-        op.getResult().setType(withStages(op, stages));
-        if (!fits())
-          op.getResult().setType(withStages(op, stages - 1));
-      }
-    return success();
-  }
 };
 
 } // namespace

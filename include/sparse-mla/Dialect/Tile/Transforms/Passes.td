@@ -81,11 +81,9 @@ def TileSchedulePass : Pass<"tile-schedule", "::sparse_mla::tile::KernelOp"> {
       rows of dQ^T in the backward);
     - `partition-cols`: the same for `tile.partition_cols` (which
       warpgroup adds which columns of dKV);
-    - `channel-stages`: up to this many stages for every `tile.channel`,
-      one more at a time while the kernel's shared memory holds them, the
-      smallest rings first (0: as written), so one value suits variants of
-      any size.
-    The knobs tile-split-d reads (`overlap`, `chunk`) are its own options.
+    The knobs tile-split-d reads (`overlap`, `chunk`) and the stages of the
+    channels (tile-lower-channels' `stages`: tile-split-partitions inserts
+    the channels) are those passes' options.
     Values are checked where the knob is: the op verifiers refuse budgets
     and shares that do not fit. Run it right after tile-specialize.
   }];
@@ -95,9 +93,7 @@ def TileSchedulePass : Pass<"tile-schedule", "::sparse_mla::tile::KernelOp"> {
     ListOption<"partitionRows", "partition-rows", "int64_t",
                "First result row of each partition for GEMMs with tile.partition_rows">,
     ListOption<"partitionCols", "partition-cols", "int64_t",
-               "First result column of each partition for GEMMs with tile.partition_cols">,
-    Option<"channelStages", "channel-stages", "int64_t", /*default=*/"0",
-           "Most stages of every tile.channel, as the shared memory allows (0: as the kernel says)">
+               "First result column of each partition for GEMMs with tile.partition_cols">
   ];
 }
 
@@ -140,9 +136,18 @@ def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::Ker
     `tile.put_enter` waits for free[s] to complete the phase before and
     gives the slot's buffers, `tile.put_exit` arrives at full[s] (after the
     thread's copies with `after`), `tile.get_enter` waits for full[s],
-    `tile.get_exit` arrives at free[s]. Run it first after tile-specialize:
-    the passes after it see buffers and mbarriers.
+    `tile.get_exit` arrives at free[s]. Run it after tile-split-partitions
+    and tile-split-d: the passes after it see buffers and mbarriers.
+
+    With `stages` > 0, each channel first gets up to that many stages, one
+    more at a time while the kernel's shared memory holds them, the
+    smallest rings first (the memory buys the most stages), so one value
+    suits variants of any size.
   }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Most stages of every channel, as the shared memory allows (0: as typed)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
