@@ -5,26 +5,31 @@
 // RUN: not sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-ablate{drop-scatters=0}))' 2>&1 | FileCheck %s --check-prefix=NOMATCH
 // Parts of the work taken out for timing: an idle gather or scatter keeps
 // its instructions, its rows -1 behind a test of the grid that never holds
-// at run time; a dropped scatter goes with the GEMMs only it used.
+// at run time (one idle copy per row tile, made where the rows are, so ops
+// that shared rows still do); a dropped scatter goes with the GEMMs only
+// it used.
 
 // NONE-NOT:  tile.grid_dim
 // NONE:      tile.gather_rows %{{.*}}[%[[ROWS:.*]], %{{.*}}]
 // NONE:      tile.gemm
 // NONE:      tile.scatter_add_rows
 
-// GATHER:      %[[Z:.*]] = tile.grid_dim z
-// GATHER:      %[[NEVER:.*]] = arith.cmpi eq, %[[Z]], %{{.*}} : index
-// GATHER:      %[[OFF:.*]] = tile.map %[[ROWS:.*]] :
-// GATHER:        arith.select %[[NEVER]], %{{.*}}, %{{.*}} : i32
-// GATHER:      tile.gather_rows %{{.*}}[%[[OFF]], %{{.*}}]
-// GATHER:      tile.scatter_add_rows %{{.*}}, %{{.*}}[%[[ROWS]], %{{.*}}]
+// GATHER:      %[[ROWS:.*]] = tile.load
+// GATHER-NEXT:  %[[Z:.*]] = tile.grid_dim z
+// GATHER-NEXT:  %{{.*}} = arith.constant 12345 : index
+// GATHER-NEXT:  %[[NEVER:.*]] = arith.cmpi eq, %[[Z]], %{{.*}} : index
+// GATHER-NEXT:  %[[OFF:.*]] = tile.map %[[ROWS]] :
+// GATHER:         arith.select %[[NEVER]], %{{.*}}, %{{.*}} : i32
+// GATHER:       tile.gather_rows %{{.*}}[%[[OFF]], %{{.*}}]
+// GATHER:       tile.scatter_add_rows %{{.*}}, %{{.*}}[%[[ROWS]], %{{.*}}]
 
-// IDLE:        tile.gather_rows %{{.*}}[%[[ROWS:[^,]*]], %{{.*}}]
+// IDLE:        %[[ROWS:.*]] = tile.load
+// IDLE-NEXT:   tile.grid_dim z
+// IDLE:        %[[OFF:.*]] = tile.map %[[ROWS]] :
+// IDLE:        tile.gather_rows %{{.*}}[%[[ROWS]], %{{.*}}]
 // IDLE:        }, {
 // IDLE:        tile.gemm
-// IDLE:        tile.grid_dim z
-// IDLE:        %[[OFF:.*]] = tile.map %[[ROWS]] :
-// IDLE:        tile.scatter_add_rows %{{.*}}, %{{.*}}[%[[OFF]], %{{.*}}]
+// IDLE-NEXT:   tile.scatter_add_rows %{{.*}}, %{{.*}}[%[[OFF]], %{{.*}}]
 
 // DROP:        tile.gather_rows
 // DROP:        }, {

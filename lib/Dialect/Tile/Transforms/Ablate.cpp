@@ -51,8 +51,17 @@ struct AblatePass : public sparse_mla::tile::impl::TileAblatePassBase<AblatePass
       }
       return;
     }
-    for (Operation *op : idle)
-      idleRows(op);
+    // One idle copy of each row index tile, so that scatters that shared
+    // rows still share them (tile-split-d joins those into one scatter).
+    DenseMap<Value, Value> idled;
+    for (Operation *op : idle) {
+      OpOperand &rows = isa<GatherRowsOp>(op) ? cast<GatherRowsOp>(op).getRowsMutable()
+                                              : cast<ScatterAddRowsOp>(op).getRowsMutable();
+      Value &off = idled[rows.get()];
+      if (!off)
+        off = idleRows(rows.get());
+      rows.set(off);
+    }
     for (Operation *op : dropped)
       op->erase();
     // The products only the dropped scatters used (users first).
@@ -62,23 +71,21 @@ struct AblatePass : public sparse_mla::tile::impl::TileAblatePassBase<AblatePass
     });
   }
 
-  /// Gives `op` (a gather or scatter of rows) row indices that are all -1
-  /// at run time.
-  static void idleRows(Operation *op) {
-    OpBuilder b(op);
-    Location loc = op->getLoc();
-    OpOperand &rowsOperand = isa<GatherRowsOp>(op) ? cast<GatherRowsOp>(op).getRowsMutable()
-                                                   : cast<ScatterAddRowsOp>(op).getRowsMutable();
+  /// `rows` with every index -1 at run time, right after it is defined.
+  static Value idleRows(Value rows) {
+    OpBuilder b(rows.getContext());
+    b.setInsertionPointAfterValue(rows);
+    Location loc = rows.getLoc();
     Value z = GridDimOp::create(b, loc, b.getIndexType(), Dim::z);
     Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z,
                                         arith::ConstantIndexOp::create(b, loc, kNeverGridZ));
-    auto type = cast<RegTileType>(rowsOperand.get().getType());
-    auto masked = MapOp::create(b, loc, type, ValueRange{rowsOperand.get()});
+    auto type = cast<RegTileType>(rows.getType());
+    auto masked = MapOp::create(b, loc, type, ValueRange{rows});
     Block *body = b.createBlock(&masked.getBody(), {}, {type.getElementType()}, {loc});
     Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
     Value row = arith::SelectOp::create(b, loc, never, body->getArgument(0), none);
     YieldOp::create(b, loc, ValueRange{row});
-    rowsOperand.set(masked.getResult());
+    return masked.getResult();
   }
 };
 
