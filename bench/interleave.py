@@ -60,13 +60,19 @@ def report(times, base):
             + " | ".join(f"{r:.3f}" for r in ratios))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("builds", nargs="+", help="NAME=KERNELS_DIR; the first is the base")
-    ap.add_argument("--shapes", default="4096x64,16384x64,4096x16,16384x16")
+def parser(doc, shapes, rounds):
+    """The options of an interleaved run: shapes, topk, pattern, rounds."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--shapes", default=shapes)
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--pattern", default="random")
-    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    return ap
+
+
+def main():
+    ap = parser(__doc__, "4096x64,16384x64,4096x16,16384x16", 30)
+    ap.add_argument("builds", nargs="+", help="NAME=KERNELS_DIR; the first is the base")
     ap.add_argument("--per-token", action="store_true")
     a = ap.parse_args()
     builds = dict(b.split("=", 1) for b in a.builds)

@@ -7,23 +7,17 @@ in launches of equal size, each ending in a tail of idle SMs.
 
   python3 bench/union_budget.py [--budgets 256,64,32] [--shapes 16384x16,16384x64]
 """
-import argparse
-
 import torch
 
 import sparse_mla
 from sparse_mla.bench import make_inputs
 
-from interleave import interleave, report
+from interleave import interleave, parser, report
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__doc__, "16384x16,16384x64,8192x16,4096x16", 20)
     ap.add_argument("--budgets", default="256,128,64,32", help="MiB, the first is the base")
-    ap.add_argument("--shapes", default="16384x16,16384x64,8192x16,4096x16")
-    ap.add_argument("--topk", type=int, default=2048)
-    ap.add_argument("--pattern", default="random")
-    ap.add_argument("--rounds", type=int, default=20)
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
     names = [f"{b} MiB" for b in budgets]
