@@ -411,3 +411,15 @@ tile.kernel @read_in_another_block(%n: index, %out: memref<?x?xf32>) warpgroups(
     tile.store %x, %out[%c0, %c0] : !acc, memref<?x?xf32>
   }
 }
+
+// -----
+
+// An empty body: each partition runs nothing.
+// CHECK-LABEL: tile.kernel @nothing
+// CHECK:       tile.warp_specialize registers([240, 240]) {
+// CHECK-NEXT:  }, {
+// CHECK-NEXT:  }
+tile.kernel @nothing() warpgroups(2) {
+  tile.warp_specialize registers([240, 240]) {
+  }
+}

@@ -411,6 +411,9 @@ struct TileSplitPartitionsPass
     });
     for (WarpSpecializeOp ws : unsplit) {
       unsigned n = ws.getRegisters().size();
+      // `{}` parses to a region without a block: the partitions run nothing.
+      if (ws.getPartitions().front().empty())
+        ws.getPartitions().front().emplaceBlock();
       Assignment a{&ws.getPartitions().front(), (Mask(1) << n) - 1, {}, {}};
       if (failed(a.run()))
         return signalPassFailure();
