@@ -32,13 +32,12 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
   schedule.partitionCols.assign(options.partitionCols.begin(), options.partitionCols.end());
   pm.addNestedPass<tile::KernelOp>(tile::createTileSchedulePass(schedule));
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
-  if (options.idleGathers || !options.idleScatters.empty() || !options.dropScatters.empty()) {
-    tile::TileAblatePassOptions ablate;
-    ablate.idleGathers = options.idleGathers;
-    ablate.idleScatters.assign(options.idleScatters.begin(), options.idleScatters.end());
-    ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
-    pm.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
-  }
+  // Without options (the shipped build) tile-ablate changes nothing.
+  tile::TileAblatePassOptions ablate;
+  ablate.idleGathers = options.idleGathers;
+  ablate.idleScatters.assign(options.idleScatters.begin(), options.idleScatters.end());
+  ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
   // Before the channels are lowered: tile-split-d moves their exits below
   // the pieces it emits.
   tile::TileSplitDPassOptions splitD;

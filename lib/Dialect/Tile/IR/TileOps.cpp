@@ -515,6 +515,17 @@ int64_t ScanOp::getScratchBytes() {
   return runs * hopper::kWarpgroupWarps * 4;
 }
 
+Value sparse_mla::tile::keepRowsIf(OpBuilder &b, Location loc, Value rows, Value keep) {
+  auto type = cast<RegTileType>(rows.getType());
+  OpBuilder::InsertionGuard guard(b);
+  auto map = MapOp::create(b, loc, type, ValueRange{rows});
+  Block *body = b.createBlock(&map.getBody(), {}, {type.getElementType()}, {loc});
+  Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
+  Value row = arith::SelectOp::create(b, loc, keep, body->getArgument(0), none);
+  YieldOp::create(b, loc, ValueRange{row});
+  return map.getResult();
+}
+
 LogicalResult MapOp::verify() {
   auto resultType = cast<RegTileType>(getResult().getType());
   Block &body = getBody().front();

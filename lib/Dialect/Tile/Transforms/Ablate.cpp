@@ -79,13 +79,7 @@ struct AblatePass : public sparse_mla::tile::impl::TileAblatePassBase<AblatePass
     Value z = GridDimOp::create(b, loc, b.getIndexType(), Dim::z);
     Value never = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, z,
                                         arith::ConstantIndexOp::create(b, loc, kNeverGridZ));
-    auto type = cast<RegTileType>(rows.getType());
-    auto masked = MapOp::create(b, loc, type, ValueRange{rows});
-    Block *body = b.createBlock(&masked.getBody(), {}, {type.getElementType()}, {loc});
-    Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
-    Value row = arith::SelectOp::create(b, loc, never, body->getArgument(0), none);
-    YieldOp::create(b, loc, ValueRange{row});
-    return masked.getResult();
+    return keepRowsIf(b, loc, rows, never);
   }
 };
 

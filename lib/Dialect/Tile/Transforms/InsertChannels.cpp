@@ -18,6 +18,28 @@ using namespace sparse_mla::tile;
 
 namespace {
 
+Operation *first(Operation *a, Operation *b) {
+  return !a || (b && b->isBeforeInBlock(a)) ? b : a;
+}
+Operation *last(Operation *a, Operation *b) {
+  return !a || (b && a->isBeforeInBlock(b)) ? b : a;
+}
+
+/// Where the accesses to buffers lie, as ops of their block: the first
+/// access and last write of the producer's side, the first access and the
+/// end of the last read of the consumers' side. The channel's enter and
+/// exit ops go there.
+struct Window {
+  Operation *firstPut = nullptr, *lastWrite = nullptr, *firstGet = nullptr, *lastGet = nullptr;
+
+  void join(const Window &o) {
+    firstPut = first(firstPut, o.firstPut);
+    lastWrite = last(lastWrite, o.lastWrite);
+    firstGet = first(firstGet, o.firstGet);
+    lastGet = last(lastGet, o.lastGet);
+  }
+};
+
 /// A buffer that one partition writes and others read in one block.
 struct Handover {
   AllocOp alloc;
@@ -26,19 +48,10 @@ struct Handover {
   /// The uses of the buffer itself on each side (a view is on the side of
   /// its own uses).
   SmallVector<OpOperand *> puts, gets;
-  /// Ops of `block`: the first access and last write of the producer's
-  /// side, the first access and the end of the last read of the other.
-  Operation *firstPut = nullptr, *lastWrite = nullptr, *firstGet = nullptr, *lastGet = nullptr;
+  Window window;
   /// The asynchronous copies that write it.
   SmallVector<Value> tokens;
 };
-
-Operation *first(Operation *a, Operation *b) {
-  return !a || (b && b->isBeforeInBlock(a)) ? b : a;
-}
-Operation *last(Operation *a, Operation *b) {
-  return !a || (b && a->isBeforeInBlock(b)) ? b : a;
-}
 
 /// Reads what the uses of one buffer do, and where.
 class Survey {
@@ -62,7 +75,8 @@ public:
       if (w && r)
         return user->emitOpError("is a view that partitions both write and read: take one view "
                                  "for each side");
-      place(at, w, /*end=*/at);
+      if (w || r)
+        place(at, w, /*end=*/at);
       writes |= w;
       reads |= r;
       return success();
@@ -72,7 +86,7 @@ public:
       for (Value result : user->getResults())
         if (isa<TokenType>(result.getType()))
           h.tokens.push_back(result);
-      h.lastWrite = last(h.lastWrite, at);
+      h.window.lastWrite = last(h.window.lastWrite, at);
       place(at, /*put=*/true, at);
       writes = true;
       return success();
@@ -85,11 +99,12 @@ public:
 
 private:
   void place(Operation *at, bool put, Operation *end) {
+    Window &w = h.window;
     if (put) {
-      h.firstPut = first(h.firstPut, at);
+      w.firstPut = first(w.firstPut, at);
     } else {
-      h.firstGet = first(h.firstGet, at);
-      h.lastGet = last(h.lastGet, end);
+      w.firstGet = first(w.firstGet, at);
+      w.lastGet = last(w.lastGet, end);
     }
   }
 
@@ -117,8 +132,8 @@ private:
 
 /// The hand-over of `alloc`, if ops of one partition write it inside `body`
 /// and others read it; a diagnostic where that cannot be.
-FailureOr<std::optional<Handover>> survey(AllocOp alloc, Region &body,
-                                          PartitionsOf partitionsOf) {
+FailureOr<std::optional<Handover>> handoverOf(AllocOp alloc, Region &body,
+                                              PartitionsOf partitionsOf) {
   Handover h;
   h.alloc = alloc;
   // The block of the first write inside the body.
@@ -147,7 +162,7 @@ FailureOr<std::optional<Handover>> survey(AllocOp alloc, Region &body,
                              "partition: one partition puts what the others get");
   if ((h.readers & ~h.producer) == 0)
     return std::optional<Handover>(); // the producer's own buffer
-  if (!h.lastWrite->isBeforeInBlock(h.firstGet))
+  if (!h.window.lastWrite->isBeforeInBlock(h.window.firstGet))
     return alloc.emitOpError("is read inside tile.warp_specialize before its last write: "
                              "partitions hand over a buffer once it is written");
   return std::optional<Handover>(std::move(h));
@@ -163,7 +178,7 @@ LogicalResult sparse_mla::tile::insertChannels(WarpSpecializeOp ws, PartitionsOf
   WalkResult walk = kernel.walk([&](AllocOp alloc) {
     if (ws->isAncestor(alloc))
       return WalkResult::advance();
-    FailureOr<std::optional<Handover>> h = survey(alloc, body, partitionsOf);
+    FailureOr<std::optional<Handover>> h = handoverOf(alloc, body, partitionsOf);
     if (failed(h))
       return WalkResult::interrupt();
     if (*h)
@@ -179,8 +194,8 @@ LogicalResult sparse_mla::tile::insertChannels(WarpSpecializeOp ws, PartitionsOf
   for (Handover &h : handovers) {
     auto joins = [&](Handover *o) {
       return o->block == h.block && o->producer == h.producer &&
-             h.lastWrite->isBeforeInBlock(o->firstGet) &&
-             o->lastWrite->isBeforeInBlock(h.firstGet);
+             h.window.lastWrite->isBeforeInBlock(o->window.firstGet) &&
+             o->window.lastWrite->isBeforeInBlock(h.window.firstGet);
     };
     if (!groups.empty() && llvm::all_of(groups.back(), joins))
       groups.back().push_back(&h);
@@ -190,14 +205,11 @@ LogicalResult sparse_mla::tile::insertChannels(WarpSpecializeOp ws, PartitionsOf
   OpBuilder b(ws);
   for (auto &group : groups) {
     Handover &lead = *group.front();
-    Operation *firstPut = nullptr, *lastWrite = nullptr, *firstGet = nullptr, *lastGet = nullptr;
+    Window window;
     SmallVector<Type> buffers;
     SmallVector<Value> tokens;
     for (Handover *h : group) {
-      firstPut = first(firstPut, h->firstPut);
-      lastWrite = last(lastWrite, h->lastWrite);
-      firstGet = first(firstGet, h->firstGet);
-      lastGet = last(lastGet, h->lastGet);
+      window.join(h->window);
       buffers.push_back(h->alloc.getType());
       llvm::append_range(tokens, h->tokens);
     }
@@ -206,14 +218,14 @@ LogicalResult sparse_mla::tile::insertChannels(WarpSpecializeOp ws, PartitionsOf
     auto type = ChannelType::get(b.getContext(), buffers, 1);
     Value channel = ChannelOp::create(b, loc, type).getResult();
     auto tag = b.getI64IntegerAttr(llvm::countr_zero(lead.producer));
-    b.setInsertionPoint(firstPut);
+    b.setInsertionPoint(window.firstPut);
     auto put = PutEnterOp::create(b, loc, channel);
     put->setAttr(kPartitionAttr, tag);
-    b.setInsertionPointAfter(lastWrite);
+    b.setInsertionPointAfter(window.lastWrite);
     PutExitOp::create(b, loc, channel, tokens)->setAttr(kPartitionAttr, tag);
-    b.setInsertionPoint(firstGet);
+    b.setInsertionPoint(window.firstGet);
     auto get = GetEnterOp::create(b, loc, channel);
-    b.setInsertionPointAfter(lastGet);
+    b.setInsertionPointAfter(window.lastGet);
     GetExitOp::create(b, loc, channel);
     for (auto [i, h] : llvm::enumerate(group)) {
       for (OpOperand *use : h->puts)

@@ -149,17 +149,8 @@ struct Pipeliner {
       if (auto gather = dyn_cast<GatherRowsOp>(copy)) {
         gather.getDestMutable().assign(dst);
         // Past the end: every row index becomes -1, so nothing is read.
-        Value rows = gather.getRows();
-        auto type = cast<RegTileType>(rows.getType());
-        auto masked = MapOp::create(b, loc, type, ValueRange{rows});
-        Block *blk = b.createBlock(&masked.getBody(), {}, {type.getElementType()},
-                                   {loc});
-        Value none = arith::ConstantIntOp::create(b, loc, -1, 32);
-        Value sel = arith::SelectOp::create(b, loc, inRange, blk->getArgument(0), none);
-        YieldOp::create(b, loc, ValueRange{sel});
         b.setInsertionPoint(gather);
-        gather.getRowsMutable().assign(masked.getResult());
-        masked->moveBefore(gather);
+        gather.getRowsMutable().assign(keepRowsIf(b, loc, gather.getRows(), inRange));
         b.setInsertionPointAfter(gather);
       } else {
         auto ac = cast<AsyncCopyOp>(copy);

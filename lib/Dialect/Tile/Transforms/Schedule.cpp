@@ -75,7 +75,6 @@ struct SchedulePass : public sparse_mla::tile::impl::TileSchedulePassBase<Schedu
     }
     return success();
   }
-
 };
 
 } // namespace

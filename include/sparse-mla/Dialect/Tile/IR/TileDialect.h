@@ -105,6 +105,10 @@ bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the
 /// passes after tile-specialize need sizes).
 mlir::LogicalResult requireSpecialized(KernelOp kernel);
+/// `rows`, a tile of i32 row indices, with -1 (a row that gathers and
+/// scatters skip) wherever the i1 `keep` is false: a tile.map at `b`.
+mlir::Value keepRowsIf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value rows,
+                       mlir::Value keep);
 /// The tile.warp_specialize around `op` and the number of its partition
 /// that runs `op`, if any.
 std::optional<std::pair<WarpSpecializeOp, unsigned>> getPartition(mlir::Operation *op);
