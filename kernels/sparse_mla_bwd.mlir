@@ -85,6 +85,7 @@ tile.kernel @sparse_mla_bwd(
     %dq: !rows,                    // like q
     %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed, interleaved (postprocess)
     %dkv_fixed: memref<?x?xi64>,   // like kv, fixed point, zeroed: where {det} = 1
+    %dkv_lost: memref<?xi32>,      // [rows of dkv_fixed] zeroed: 1 where a value did not convert
     %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
     %clock: memref<?x?xi32>,       // [rounds, ranges] zeroed: key ranges, or [0, 0]: none
     %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
@@ -364,7 +365,7 @@ tile.kernel @sparse_mla_bwd(
             : !probs, !q_cols, !dkv_qk
         scf.if %det {
           tile.scatter_add_rows %ds_q, %dkv_fixed[%rows, %c0] scale %dkv_scale
-              : !dkv_qk, memref<?x?xi64>, !slots
+              overflow(%dkv_lost : memref<?xi32>) : !dkv_qk, memref<?x?xi64>, !slots
         } else {
           tile.scatter_add_rows %ds_q, %dkv[%rows, %c0]
               {interleaved} : !dkv_qk, memref<?x?xf32>, !slots
@@ -373,7 +374,7 @@ tile.kernel @sparse_mla_bwd(
             : !probs, !do_cols, !dkv_v
         scf.if %det {
           tile.scatter_add_rows %p_do, %dkv_fixed[%rows, %c0] scale %dkv_scale
-              : !dkv_v, memref<?x?xi64>, !slots
+              overflow(%dkv_lost : memref<?xi32>) : !dkv_v, memref<?x?xi64>, !slots
         } else {
           tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
               {interleaved} : !dkv_v, memref<?x?xf32>, !slots

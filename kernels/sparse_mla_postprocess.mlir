@@ -4,7 +4,9 @@
 // output holds (a caller's accumulator across micro-batches or ranks). The
 // workspace is f32 with its columns interleaved in groups of 16 (the order
 // in which the atomics add them), or, where `fixed` has rows, i64 fixed
-// point in the natural order, `unit` each (the deterministic mode). The
+// point in the natural order, `unit` each (the deterministic mode), where a
+// row that `lost` flags (an addition that did not convert: not finite or out
+// of range) comes out NaN, as a float sum with such a value would. The
 // output's rows may be apart by more than their width (a view).
 // One warpgroup converts 64 rows, 64 columns at a time.
 !bf16_rows = memref<?x?xbf16, strided<[?, 1]>>
@@ -14,6 +16,7 @@
 !bf16_tile = !tile.reg<64x64xbf16>
 
 tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64>,
+                                    %lost: memref<?xi32>,   // [rows of fixed] or empty
                                     %dkv: !bf16_rows, %dkv_f32: !f32_rows,
                                     %accumulate: i32, %unit: f32) warpgroups(1)
     // The rows of ws or of fixed, whichever is given (the other is empty).
@@ -24,6 +27,7 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %pad = arith.constant 0.0 : f32
   %pad_i64 = arith.constant 0 : i64
   %pad_bf16 = arith.constant 0.0 : bf16
+  %nan = arith.constant 0x7FC00000 : f32
   %zero = arith.constant 0 : i32
   %fixed_rows = memref.dim %fixed, %c0 : memref<?x?xi64>
   %from_fixed = arith.cmpi ugt, %fixed_rows, %c0 : index
@@ -33,17 +37,23 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %out_rows = memref.dim %dkv_f32, %c0 : !f32_rows
   %to_f32 = arith.cmpi ugt, %out_rows, %c0 : index
   %adds = arith.cmpi ne, %accumulate, %zero : i32
+  %lost_rows = memref.dim %lost, %c0 : memref<?xi32>
   %block = tile.block_id x
   %r0 = arith.muli %block, %c64 : index
   scf.for %c = %c0 to %cols step %c64 {
     %x = scf.if %from_fixed -> (!f32_tile) {
       %n = tile.load %fixed[%r0, %c] bounds [%rows, %cols] pad %pad_i64
           : memref<?x?xi64>, i64 -> !i64_tile
-      %v = tile.map %n : !i64_tile -> !f32_tile {
-      ^bb0(%a: i64):
+      %flag = tile.load %lost[%r0] bounds [%lost_rows] pad %zero
+          : memref<?xi32>, i32 -> !tile.reg<64xi32>
+      %flags = tile.broadcast %flag along 1 : !tile.reg<64xi32> -> !tile.reg<64x64xi32>
+      %v = tile.map %n, %flags : !i64_tile, !tile.reg<64x64xi32> -> !f32_tile {
+      ^bb0(%a: i64, %l: i32):
         %f = arith.sitofp %a : i64 to f32
         %s = arith.mulf %f, %unit : f32
-        tile.yield %s : f32
+        %bad = arith.cmpi ne, %l, %zero : i32
+        %r = arith.select %bad, %nan, %s : f32
+        tile.yield %r : f32
       }
       scf.yield %v : !f32_tile
     } else {

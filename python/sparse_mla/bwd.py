@@ -267,6 +267,8 @@ class _Plan:
                            ("partial", torch.float32, (self.chunks, h))]
         self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
                            (self.rows, dqk)))
+        if deterministic:   # rows that an addition which did not convert reached
+            self.fixed.append(("lost", torch.int32, (self.rows,)))
         self.per_launch, self.launches = self.tiles, 1
         if self.unions:
             per_tile = g * 8 * self.width        # keys and bits (counts aside)
@@ -494,6 +496,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     tokens, rows, t = plan.tokens, plan.rows, plan.t
     ws = scratch["ws"]
     ws.zero_()
+    lost = scratch.get("lost")
+    if lost is not None:
+        lost.zero_()
     computed = []
     d_sink = None
     if attn_sink is not None:
@@ -547,6 +552,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 dict(q=q_rows, kv=kv_rows, do=do_rows, keys=keys, bits=bits, counts=counts,
                      lse=lse_in.view(tokens, h), delta=delta.view(tokens, h), dq=rows_view(dq),
                      dkv=f32_ws.view(-1, dqk), dkv_fixed=fixed_ws.view(-1, dqk),
+                     dkv_lost=lost if deterministic else idx.new_empty(0),
                      computed=computed[-1], clock=clock, seq_len=s, kv_len=skv, groups=g,
                      heads_per_group=h // g, tile_tokens=t, first_tile=first,
                      causal=int(bool(is_causal)), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
@@ -564,7 +570,8 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                      keep=accumulate)
     if ws.numel():
         postprocess(ws.view(kv.shape), out=target, accumulate=accumulate,
-                    fixed_point_unit=2.0 ** -FIXED_POINT_BITS if deterministic else None)
+                    fixed_point_unit=2.0 ** -FIXED_POINT_BITS if deterministic else None,
+                    lost=lost)
     elif not accumulate:
         target.zero_()
     dkv = _deliver(target, dkv_out)

@@ -92,7 +92,7 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
 
 
 def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = False,
-                fixed_point_unit: float = None) -> torch.Tensor:
+                fixed_point_unit: float = None, lost: torch.Tensor = None) -> torch.Tensor:
     """The backward's dKV workspace in the natural column order, in bf16
     (rounded to nearest even) or, with a float32 ``out``, float32; with
     ``accumulate``, added to what ``out`` holds.
@@ -101,7 +101,9 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     in groups of 16 as the main kernel's atomics add them (column
     8h + 2q + e of a group at 4q + 2h + e); or, with ``fixed_point_unit``,
     int64 [..., C] in the natural order, each unit worth that much (the
-    deterministic mode). Returns (or writes into ``out``, bf16 or float32,
+    deterministic mode), where ``lost`` (int32, one flag per row of ws, or
+    None) marks the rows that an addition which did not convert reached:
+    those come out NaN. Returns (or writes into ``out``, bf16 or float32,
     possibly a view whose rows lie one stride apart) a tensor of the same
     shape."""
     fixed = fixed_point_unit is not None
@@ -109,6 +111,13 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     c = ws.shape[-1]
     if c % 16:
         raise ValueError(f"the last dimension of ws must be a multiple of 16, got {c}")
+    if lost is not None:
+        if not fixed:
+            raise ValueError("lost flags rows of a fixed-point ws: pass fixed_point_unit")
+        check_tensor("lost", lost, torch.int32, min_ndim=1)
+        if lost.numel() != ws.numel() // c:
+            raise ValueError(f"lost must hold one flag per row of ws ({ws.numel() // c}), "
+                             f"got {lost.numel()}")
     if accumulate and out is None:
         raise ValueError("accumulate=True adds into out: pass out")
     if out is None:
@@ -124,7 +133,7 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
             raise ValueError("out's rows must lie one 16-byte multiple apart, each contiguous")
         if out.data_ptr() == ws.data_ptr():
             raise ValueError("out must not be ws: the columns move")
-    check_devices(ws=ws, out=out)
+    check_devices(ws=ws, out=out, **({} if lost is None else {"lost": lost}))
     rows = ws.numel() // c if c else 0
     if rows == 0:
         return out
@@ -135,6 +144,7 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     _runtime.launch("sparse_mla_postprocess",
                     dict(ws=none_f32 if fixed else ws.view(rows, c),
                          fixed=ws.view(rows, c) if fixed else none_i64,
+                         lost=lost.view(rows) if lost is not None else ws.new_empty(0, dtype=torch.int32),
                          dkv=none_bf16 if f32 else rows_view(out),
                          dkv_f32=rows_view(out) if f32 else none_f32,
                          accumulate=int(bool(accumulate)), unit=float(fixed_point_unit or 0.0)),

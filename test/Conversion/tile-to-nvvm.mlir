@@ -133,6 +133,29 @@ tile.kernel @scatter_fixed_point(%dst: memref<?x64xi64>, %rows: memref<64xi32>, 
   tile.scatter_add_rows %x, %dst[%r, %c0] scale %s : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xi64>, !tile.reg<64xi32>
 }
 
+// With overflow flags, each element is also checked (NaN and |x| >= 2^63 do
+// not convert: unordered compares), and each of the thread's two rows (r and
+// r + 8 of an mma tile) sets its flag once, after its additions, where a row
+// index is valid and an element was lost.
+// CHECK-LABEL: gpu.func @scatter_fixed_point_overflow
+// CHECK-DAG: %[[LIM:.*]] = arith.constant 9.22337203E+18 : f32
+// CHECK-DAG: %[[NLIM:.*]] = arith.constant -9.22337203E+18 : f32
+// CHECK: %[[X:.*]] = arith.mulf
+// CHECK: cvt.rni.s64.f32 v, $1; @p red.relaxed.gpu.global.add.u64
+// CHECK-DAG: %[[HI:.*]] = arith.cmpf uge, %[[X]], %[[LIM]] : f32
+// CHECK-DAG: %[[LO:.*]] = arith.cmpf ule, %[[X]], %[[NLIM]] : f32
+// CHECK: arith.ori %[[HI]], %[[LO]] : i1
+// CHECK-COUNT-2: @p red.relaxed.gpu.global.or.b32 [$0], 1;
+// CHECK-NOT: global.or.b32
+// CHECK: gpu.return
+tile.kernel @scatter_fixed_point_overflow(%dst: memref<?x64xi64>, %lost: memref<?xi32>, %rows: memref<64xi32>, %s: f32) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  tile.scatter_add_rows %x, %dst[%r, %c0] scale %s overflow(%lost : memref<?xi32>) : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xi64>, !tile.reg<64xi32>
+}
+
 // Along dim 0 a row across all 128 lanes leaves each thread whole columns:
 // the sum over rows stays in the thread, in row order (no shuffle).
 // CHECK-LABEL: gpu.func @reduce_columns_in_thread

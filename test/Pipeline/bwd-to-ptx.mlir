@@ -41,13 +41,16 @@
 // PTX-NOT: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // PTX-NOT: cp.reduce.async.bulk
 // PTX-NOT: red.relaxed.gpu.global.add.u64
+// PTX-NOT: red.relaxed.gpu.global.or.b32
 // PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk576_hp32_hw16
 // PTX-DAG: cvt.rni.s64.f32
 // PTX-DAG: @p red.relaxed.gpu.global.add.u64
+// PTX-DAG: @p red.relaxed.gpu.global.or.b32
 // PTX-NOT: red.relaxed.gpu.global.add.v4.f32
 // PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk512_hp32_hw16
 // PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk576_hp64_hw32
 // PTX-DAG: @p red.relaxed.gpu.global.add.u64
+// PTX-DAG: @p red.relaxed.gpu.global.or.b32
 // PTX-NOT: red.relaxed.gpu.global.add.v4.f32
 // PTX-LABEL: .entry sparse_mla_bwd_d512_det1_dqk512_hp64_hw32
 // JSON:      "name": "sparse_mla_bwd_d512_det0_dqk576_hp32_hw16",

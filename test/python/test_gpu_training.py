@@ -117,6 +117,28 @@ def test_deterministic_mode_matches_the_reference(h, token_tile):
     assert torch.equal(det[0], out[0]) and torch.equal(det[2], out[2])
 
 
+@pytest.mark.parametrize("h,token_tile", [(16, None), (16, 1), (64, None)])
+@pytest.mark.parametrize("bad", ["nan", "huge"])
+def test_deterministic_mode_makes_rows_it_cannot_hold_nan(h, token_tile, bad):
+    # One token's dO is NaN, or so large that its share of its keys' dKV
+    # rows (about 1e9) cannot be held in 64-bit fixed point of 2^-40: those
+    # rows come out NaN, as a float sum with such a value would be, and the
+    # others as in the default mode.
+    args, kw = make_case(256, h, 256, seed=70 + h, token_tile=token_tile)
+    do = args[3].clone()
+    do[0, 200] = float("nan") if bad == "nan" else do[0, 200].float() * 1e12
+    args[3] = do
+    dq, dkv = sparse_mla.sparse_mla_bwd(*args, **kw, dkv_dtype=torch.float32)
+    det_dq, det_dkv = sparse_mla.sparse_mla_bwd(*args, **kw, deterministic=True,
+                                                dkv_dtype=torch.float32)
+    assert torch.equal(det_dq.isnan(), dq.isnan())
+    expect = dkv.isnan().any(-1) if bad == "nan" else dkv.abs().amax(-1) >= 2.0 ** 23
+    lost = det_dkv.isnan().any(-1)
+    assert 0 < int(expect.sum()) < expect.numel() and torch.equal(lost, expect)
+    assert det_dkv[lost].isnan().all(), "a flagged row is NaN throughout"
+    check("dkv of the other rows against the default", det_dkv[~lost], dkv[~lost])
+
+
 def repeated_key_indices(s, topk, skv, gen):
     """Random keys with many repeats inside rows and across tokens."""
     idx = torch.randint(0, skv, (1, s, 1, topk), device="cuda", generator=gen, dtype=torch.int32)

@@ -20,21 +20,22 @@ def test_manifests_describe_the_compiled_kernels():
     assert [a["kind"] for a in pre["args"]] == ["memref", "memref", "memref"]
     assert [a["dtype"] for a in pre["args"]] == ["bf16", "bf16", "f32"]
     post = kernels["sparse_mla_postprocess"]
-    assert [a.get("rank") for a in post["args"]] == [2, 2, 2, 2, None, None]
-    assert [a["dtype"] for a in post["args"]] == ["f32", "i64", "bf16", "f32", "i32", "f32"]
+    assert [a.get("rank") for a in post["args"]] == [2, 2, 1, 2, 2, None, None]
+    assert [a["dtype"] for a in post["args"]] == ["f32", "i64", "i32", "bf16", "f32", "i32", "f32"]
     sink = kernels["sparse_mla_sink"]
     assert [a["dtype"] for a in sink["args"]] == ["f32"] * 5 + ["index", "f32"]
     # The names are the kernels' own, which the runtime passes by.
-    assert [a["name"] for a in post["args"]] == ["ws", "fixed", "dkv", "dkv_f32", "accumulate",
-                                                "unit"]
+    assert [a["name"] for a in post["args"]] == ["ws", "fixed", "lost", "dkv", "dkv_f32",
+                                                "accumulate", "unit"]
     bwd = next(k for n, k in kernels.items() if n.startswith("sparse_mla_bwd_"))
     assert [a["name"] for a in bwd["args"]][:3] == ["q", "kv", "do"]
 
 
 def post_args(ws, out):
     """The postprocess's arguments: f32 workspace into bf16, not accumulating."""
-    return dict(ws=ws, fixed=ws.new_empty((0, ws.shape[1]), dtype=torch.int64), dkv=out,
-                dkv_f32=ws[:0], accumulate=0, unit=0.0)
+    return dict(ws=ws, fixed=ws.new_empty((0, ws.shape[1]), dtype=torch.int64),
+                lost=ws.new_empty(0, dtype=torch.int32), dkv=out, dkv_f32=ws[:0], accumulate=0,
+                unit=0.0)
 
 
 def test_memrefs_are_passed_as_descriptors():
@@ -42,10 +43,13 @@ def test_memrefs_are_passed_as_descriptors():
     ws = torch.zeros(5, 24)
     out = torch.zeros(5, 24, dtype=torch.bfloat16)
     values = _runtime.pack_args(kernel, post_args(ws, out))
-    assert len(values) == 4 * (3 + 2 + 2) + 2
+    # (allocated, aligned, offset, sizes, strides) of four matrices and a
+    # vector, then two scalars.
+    assert len(values) == 4 * (3 + 2 + 2) + (3 + 1 + 1) + 2
     assert values[0].value == values[1].value == ws.data_ptr()
     assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
-    assert values[14].value == out.data_ptr()
+    assert [v.value for v in values[16:19]] == [0, 0, 1]
+    assert values[19].value == out.data_ptr()
 
 
 def test_arguments_are_passed_by_name():
@@ -170,6 +174,13 @@ def test_postprocess_rejects_bad_arguments():
         sparse_mla.postprocess(torch.zeros(4, 16), fixed_point_unit=2.0 ** -40)
     with pytest.raises(ValueError, match="accumulate=True adds into out"):
         sparse_mla.postprocess(torch.zeros(4, 16), accumulate=True)
+    fixed, unit = torch.zeros(4, 16, dtype=torch.int64), 2.0 ** -40
+    with pytest.raises(ValueError, match="lost flags rows of a fixed-point ws"):
+        sparse_mla.postprocess(torch.zeros(4, 16), lost=torch.zeros(4, dtype=torch.int32))
+    with pytest.raises(TypeError, match="lost must be torch.int32"):
+        sparse_mla.postprocess(fixed, fixed_point_unit=unit, lost=torch.zeros(4))
+    with pytest.raises(ValueError, match=r"lost must hold one flag per row of ws \(4\), got 3"):
+        sparse_mla.postprocess(fixed, fixed_point_unit=unit, lost=torch.zeros(3, dtype=torch.int32))
 
 
 def test_misaligned_tensors_are_rejected():
@@ -280,8 +291,10 @@ def test_workspace_bytes_follow_the_options():
     # delta (64 x 16 f32) + the f32 dKV accumulator (256 x 576) + the union
     # buffers of 16 tiles of 4 tokens (keys and bits of 4 x 64 slots, counts).
     assert base == 4096 + 256 * 576 * 4 + 2 * 16 * 256 * 4 + 256
-    # Fixed point doubles the accumulator; a sink adds lse' and its partials.
-    assert sparse_mla.workspace_bytes(*args, deterministic=True) == base + 256 * 576 * 4
+    # Fixed point doubles the accumulator and flags its rows (i32 each); a
+    # sink adds lse' and its partials.
+    assert (sparse_mla.workspace_bytes(*args, deterministic=True)
+            == base + 256 * 576 * 4 + 256 * 4)
     assert sparse_mla.workspace_bytes(*args, attn_sink=torch.zeros(16)) == base + 4096 + 256
     # Per token there are no union buffers; a smaller budget means fewer tiles a launch.
     assert sparse_mla.workspace_bytes(*args, token_tile=1) == 4096 + 256 * 576 * 4

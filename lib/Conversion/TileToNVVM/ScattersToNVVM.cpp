@@ -128,7 +128,7 @@ struct ScatterAddRowsLowering : public OpConversionPattern<ScatterAddRowsOp> {
     RegisterScatter scatter(op, adaptor, rewriter);
     auto type = cast<RegTileType>(op.getValue().getType());
     if (op.getScale())
-      scatter.fixedPoint(adaptor.getScale());
+      scatter.fixedPoint(adaptor.getScale(), adaptor.getOverflow());
     else if (op.getInterleaved())
       scatter.interleaved();
     else if (isa<MmaLayoutAttr>(type.getLayout()))
@@ -186,7 +186,13 @@ private:
 
     /// Fixed point: each element times the scale, rounded to the nearest
     /// i64, is added with `red.global.add.u64` under the row's predicate.
-    void fixedPoint(Value scale) {
+    /// With `overflow`, a row of the thread with an element that does not
+    /// convert (not finite, or at least 2^63 in magnitude: cvt clamps it,
+    /// NaN to 0) also sets its flag, once per row the thread holds.
+    void fixedPoint(Value scale, Value overflow) {
+      Value limit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p63f));
+      Value minusLimit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0x1p63f));
+      llvm::MapVector<int64_t, Value> lostByRow;
       for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
         Value row = rowAt(run.offsets[0]);
         Value valid = arith::ExtUIOp::create(
@@ -205,7 +211,30 @@ private:
                   "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
                   "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
                   "l,f,r");
+          if (!overflow)
+            continue;
+          // Unordered compares: NaN is lost too.
+          Value bad = arith::OrIOp::create(
+              b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE, x, limit),
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULE, x, minusLimit));
+          Value &lost = lostByRow[run.offsets[0]];
+          lost = lost ? arith::OrIOp::create(b, loc, lost, bad).getResult() : bad;
         }
+      }
+      if (!overflow)
+        return;
+      Value flags = globalBasePointer(b, loc, overflow);
+      for (auto &[rowOffset, lost] : lostByRow) {
+        Value row = rowAt(rowOffset);
+        Value inRange =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, i32Const(b, loc, 0));
+        Value ptr = LLVM::GEPOp::create(b, loc, flags.getType(), b.getI32Type(), flags,
+                                        ValueRange{toI64(b, loc, row)});
+        Value flag = arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                            arith::AndIOp::create(b, loc, inRange, lost));
+        emitPtx(b, loc, {ptr, flag},
+                "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p red.relaxed.gpu.global.or.b32 [$0], 1; }",
+                "l,r");
       }
     }
 

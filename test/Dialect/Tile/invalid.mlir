@@ -1206,6 +1206,22 @@ func.func @i64_without_scale(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>, %r: 
 
 // -----
 
+func.func @overflow_without_scale(%v: !tile.reg<64x64xf32>, %m: memref<?x?xf32>, %r: !tile.reg<64xi32>, %i: index, %f: memref<?xi32>) {
+  // expected-error @+1 {{overflow flags rows of a fixed-point (scaled) addition: it needs a scale}}
+  tile.scatter_add_rows %v, %m[%r, %i] overflow(%f : memref<?xi32>) : !tile.reg<64x64xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+  return
+}
+
+// -----
+
+func.func @overflow_of_i64(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>, %r: !tile.reg<64xi32>, %i: index, %s: f32, %f: memref<?xi64>) {
+  // expected-error @+1 {{overflow must be a 1-D i32 memref (a flag per destination row)}}
+  tile.scatter_add_rows %v, %m[%r, %i] scale %s overflow(%f : memref<?xi64>) : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+  return
+}
+
+// -----
+
 func.func @fixed_point_interleaved(%v: !tile.reg<64x64xf32>, %m: memref<?x?xi64>, %r: !tile.reg<64xi32>, %i: index, %s: f32) {
   // expected-error @+1 {{fixed-point additions are neither staged nor interleaved}}
   tile.scatter_add_rows %v, %m[%r, %i] scale %s {interleaved} : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>

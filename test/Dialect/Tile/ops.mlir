@@ -10,7 +10,8 @@
 // CHECK-SAME: warpgroups(2)
 // CHECK-NOT: arg_names
 tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memref<?x?xi32>,
-                     %n: index, %s: f32, %fixed: memref<?x576xi64>) warpgroups(2) {
+                     %n: index, %s: f32, %fixed: memref<?x576xi64>,
+                     %lost: memref<?xi32>) warpgroups(2) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m1 = arith.constant -1 : i32
@@ -84,6 +85,8 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   tile.scatter_add_rows %bc, %ws[%rows, %c0] {interleaved} : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>
   // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] scale %{{.*}} : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xi64>, !tile.reg<64xi32>
   tile.scatter_add_rows %bc, %fixed[%rows, %c0] scale %s : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xi64>, !tile.reg<64xi32>
+  // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] scale %{{.*}} overflow(%{{.*}} : memref<?xi32>) : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xi64>, !tile.reg<64xi32>
+  tile.scatter_add_rows %bc, %fixed[%rows, %c0] scale %s overflow(%lost : memref<?xi32>) : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xi64>, !tile.reg<64xi32>
   // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] {interleaved} : memref<?x576xf32> -> !tile.reg<64x64xf32>
   %back = tile.load %ws[%c0, %c0] {interleaved} : memref<?x576xf32> -> !tile.reg<64x64xf32>
   // CHECK: tile.scatter_add_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] staging %{{.*}} : !tile.reg<64x64xf32, #tile.mma>, memref<?x576xf32>, !tile.reg<64xi32>, !tile.smem<64x64xf32, #tile.shared<swizzle = 0, pitch = 272, block_stride = 17408>>

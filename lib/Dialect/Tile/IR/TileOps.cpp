@@ -747,6 +747,13 @@ LogicalResult ScatterAddRowsOp::verify() {
                          "i64 memref");
     if (getStaging() || getInterleaved())
       return emitOpError("fixed-point additions are neither staged nor interleaved");
+    if (Value overflow = getOverflow()) {
+      auto flags = cast<MemRefType>(overflow.getType());
+      if (flags.getRank() != 1 || !flags.getElementType().isInteger(32))
+        return emitOpError("overflow must be a 1-D i32 memref (a flag per destination row)");
+    }
+  } else if (getOverflow()) {
+    return emitOpError("overflow flags rows of a fixed-point (scaled) addition: it needs a scale");
   } else if (dest.getRank() != 2 || !dest.getElementType().isF32()) {
     return emitOpError("destination must be a 2-D f32 memref, or i64 with a scale");
   }

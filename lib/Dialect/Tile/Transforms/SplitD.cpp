@@ -105,7 +105,8 @@ static bool sameTarget(Chain &a, Chain &b) {
          isEqualConstantIntOrValue(a.scatter.getColumn(), b.scatter.getColumn()) &&
          a.height() == b.height() &&
          a.scatter.getInterleaved() == b.scatter.getInterleaved() &&
-         a.scatter.getScale() == b.scatter.getScale();
+         a.scatter.getScale() == b.scatter.getScale() &&
+         a.scatter.getOverflow() == b.scatter.getOverflow();
 }
 
 /// Whether `b` may be summed into `a`'s scatter: delaying `a`'s GEMMs and
@@ -342,7 +343,7 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
                  : arith::AddIOp::create(b, loc, column, offset).getResult();
     ScatterAddRowsOp::create(b, first.scatter.getLoc(), piece, first.scatter.getDest(),
                              first.scatter.getRows(), column, first.scatter.getScale(),
-                             /*staging=*/Value(),
+                             first.scatter.getOverflow(), /*staging=*/Value(),
                              first.scatter.getInterleaved());
   }
 

@@ -404,19 +404,26 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [AttrSizedOperandSegment
     element `x` adds `round(x * scale)` with a 64-bit integer
     `red.global.add.u64`. Integer sums do not depend on the order of the
     additions, so the result is the same bitwise whatever order the CTAs
-    add in (a deterministic reduction). Values must stay below 2^63 /
-    scale in magnitude; the resolution is 1 / scale.
+    add in (a deterministic reduction). Sums must stay below 2^63 / scale
+    in magnitude; the resolution is 1 / scale. An element that cannot be
+    converted (not finite, or `x * scale` at least 2^63 in magnitude) would
+    add a clamped value, NaN zero: with `overflow` (an i32 memref of
+    `dest`'s rows) its row gets `overflow[row] |= 1` instead
+    (`red.global.or`, predicated off where every element converts), so
+    that the reader can tell the row is not a sum.
 
     ```mlir
-    tile.scatter_add_rows %dkv, %acc[%rows, %c0] scale %s
+    tile.scatter_add_rows %dkv, %acc[%rows, %c0] scale %s overflow(%bad : memref<?xi32>)
         : !tile.reg<64x64xf32>, memref<?x?xi64>, !tile.reg<64xi32>
     ```
   }];
   let arguments = (ins Tile_RegTile:$value, AnyMemRef:$dest,
                        Tile_RegTile:$rows, Index:$column, Optional<F32>:$scale,
+                       Optional<AnyMemRef>:$overflow,
                        Optional<Tile_SmemTile>:$staging, UnitAttr:$interleaved);
   let assemblyFormat = [{
-    $value `,` $dest `[` $rows `,` $column `]` (`scale` $scale^)? (`staging` $staging^)?
+    $value `,` $dest `[` $rows `,` $column `]` (`scale` $scale^)?
+    (`overflow` `(` $overflow^ `:` qualified(type($overflow)) `)`)? (`staging` $staging^)?
     attr-dict `:`
     qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))
     (`,` qualified(type($staging))^)?
