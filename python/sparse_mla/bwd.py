@@ -29,7 +29,8 @@ MAX_TOPK = (1 << 26) - 1
 UNION_BYTES = 256 << 20
 # deterministic=True adds dKV as 64-bit integers in units of 2^-40: sums are
 # exact whatever the order, |dKV| must stay below 2^23, and each addition
-# rounds to 2^-40 (about 1e-12) absolutely.
+# rounds to 2^-40 (about 1e-12) absolutely. An addition that does not convert
+# (not finite, or at least 2^23) flags its row, which comes out NaN.
 FIXED_POINT_BITS = 40
 # Tokens per CTA of the sink kernel (a multiple of its 16-token tiles).
 SINK_CHUNK = 256
@@ -417,8 +418,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       causal masking keeps keys k <= q_offset + s.
     - ``deterministic``: dkv (and d_sink, dq) bitwise the same on every run
       on one GPU and build; dKV is summed in 64-bit fixed point (units of
-      2^-FIXED_POINT_BITS, |dkv| < 2^23). dq and d_sink are reproducible
-      in either mode.
+      2^-FIXED_POINT_BITS, |dkv| < 2^23). A row that a non-finite value
+      or one that fixed point cannot hold (|x| >= 2^23) reaches comes out
+      NaN throughout. dq and d_sink are reproducible in either mode.
     - ``dq_out`` (bf16, q's shape), ``dkv_out`` (bf16 or float32, kv's
       shape; its dtype is dkv_dtype) and ``d_sink_out`` (float32 [H]):
       written in place (views whose rows lie one stride apart directly,
