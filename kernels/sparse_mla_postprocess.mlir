@@ -40,12 +40,13 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %lost_rows = memref.dim %lost, %c0 : memref<?xi32>
   %block = tile.block_id x
   %r0 = arith.muli %block, %c64 : index
+  // The rows' flags (none read where `lost` is empty).
+  %flag = tile.load %lost[%r0] bounds [%lost_rows] pad %zero
+      : memref<?xi32>, i32 -> !tile.reg<64xi32>
   scf.for %c = %c0 to %cols step %c64 {
     %x = scf.if %from_fixed -> (!f32_tile) {
       %n = tile.load %fixed[%r0, %c] bounds [%rows, %cols] pad %pad_i64
           : memref<?x?xi64>, i64 -> !i64_tile
-      %flag = tile.load %lost[%r0] bounds [%lost_rows] pad %zero
-          : memref<?xi32>, i32 -> !tile.reg<64xi32>
       %flags = tile.broadcast %flag along 1 : !tile.reg<64xi32> -> !tile.reg<64x64xi32>
       %v = tile.map %n, %flags : !i64_tile, !tile.reg<64x64xi32> -> !f32_tile {
       ^bb0(%a: i64, %l: i32):
