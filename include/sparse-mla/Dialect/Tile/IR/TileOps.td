@@ -406,11 +406,11 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [AttrSizedOperandSegment
     additions, so the result is the same bitwise whatever order the CTAs
     add in (a deterministic reduction). Sums must stay below 2^63 / scale
     in magnitude; the resolution is 1 / scale. An element that cannot be
-    converted (not finite, or `x * scale` at least 2^63 in magnitude) would
-    add a clamped value, NaN zero: with `overflow` (an i32 memref of
-    `dest`'s rows) its row gets `overflow[row] |= 1` instead
-    (`red.global.or`, predicated off where every element converts), so
-    that the reader can tell the row is not a sum.
+    converted (not finite, or `x * scale` at least 2^63 in magnitude) adds
+    a clamped value, NaN zero; with `overflow` (an i32 memref of `dest`'s
+    rows) its row also gets `overflow[row] |= 1` (`red.global.or`,
+    predicated off where every element converts), so that the reader can
+    tell the row is not the sum.
 
     ```mlir
     tile.scatter_add_rows %dkv, %acc[%rows, %c0] scale %s overflow(%bad : memref<?xi32>)
