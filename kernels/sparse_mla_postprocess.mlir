@@ -6,7 +6,7 @@
 // in which the atomics add them), or, where `fixed` has rows, i64 fixed
 // point in the natural order, `unit` each (the deterministic mode), where a
 // row that `lost` flags (an addition that did not convert: not finite or out
-// of range) comes out NaN, as a float sum with such a value would. The
+// of range, so the row is not its sum) comes out NaN. The
 // output's rows may be apart by more than their width (a view).
 // One warpgroup converts 64 rows, 64 columns at a time.
 !bf16_rows = memref<?x?xbf16, strided<[?, 1]>>

@@ -190,8 +190,11 @@ private:
     /// convert (not finite, or at least 2^63 in magnitude: cvt clamps it,
     /// NaN to 0) also sets its flag, once per row the thread holds.
     void fixedPoint(Value scale, Value overflow) {
-      Value limit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p63f));
-      Value minusLimit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0x1p63f));
+      Value limit, minusLimit;
+      if (overflow) {
+        limit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p63f));
+        minusLimit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0x1p63f));
+      }
       llvm::MapVector<int64_t, Value> lostByRow;
       for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
         Value row = rowAt(run.offsets[0]);
