@@ -119,7 +119,8 @@ tile.kernel @scatter_mma_interleaved_pairs(%src: memref<64x48xf32>, %dst: memref
 
 // Into an i64 fixed-point destination, each element is scaled, rounded to
 // the nearest integer and added with a 64-bit integer reduction (integer
-// sums do not depend on their order), under its row's predicate.
+// sums do not depend on their order), under its row's predicate; 8 columns
+// are less than a line: no exchange.
 // CHECK-LABEL: gpu.func @scatter_fixed_point
 // CHECK-NOT: gpu.shuffle
 // CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
@@ -141,10 +142,10 @@ tile.kernel @scatter_fixed_point(%dst: memref<?x64xi64>, %rows: memref<64xi32>, 
 // CHECK-DAG: %[[LIM:.*]] = arith.constant 9.22337203E+18 : f32
 // CHECK-DAG: %[[NLIM:.*]] = arith.constant -9.22337203E+18 : f32
 // CHECK: %[[X:.*]] = arith.mulf
-// CHECK: cvt.rni.s64.f32 v, $1; @p red.relaxed.gpu.global.add.u64
 // CHECK-DAG: %[[HI:.*]] = arith.cmpf uge, %[[X]], %[[LIM]] : f32
 // CHECK-DAG: %[[LO:.*]] = arith.cmpf ule, %[[X]], %[[NLIM]] : f32
 // CHECK: arith.ori %[[HI]], %[[LO]] : i1
+// CHECK: cvt.rni.s64.f32 v, $1; @p red.relaxed.gpu.global.add.u64
 // CHECK-COUNT-2: @p red.relaxed.gpu.global.or.b32 [$0], 1;
 // CHECK-NOT: global.or.b32
 // CHECK: gpu.return
@@ -154,6 +155,50 @@ tile.kernel @scatter_fixed_point_overflow(%dst: memref<?x64xi64>, %lost: memref<
   %x = tile.splat %one : !tile.reg<64x8xf32, #tile.mma>
   %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
   tile.scatter_add_rows %x, %dst[%r, %c0] scale %s overflow(%lost : memref<?xi32>) : !tile.reg<64x8xf32, #tile.mma>, memref<?x64xi64>, !tile.reg<64xi32>
+}
+
+// An mma tile of 16k columns is added in whole 128-byte lines: per row half,
+// the quads of four rows transpose the 4 x 4 values of each 16-column group
+// (xor 8, then xor 4: two exchanges each); instruction k takes row k's index
+// from lane (lane & ~12) | 4k and adds its 16 columns of the group.
+// CHECK-LABEL: gpu.func @scatter_fixed_point_lines
+// CHECK-COUNT-2: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK-COUNT-2: gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK-COUNT-2: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK-COUNT-2: gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: @p red.relaxed.gpu.global.add.u64
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: red.relaxed
+// CHECK: gpu.return
+tile.kernel @scatter_fixed_point_lines(%dst: memref<?x64xi64>, %rows: memref<64xi32>, %s: f32) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %x = tile.splat %one : !tile.reg<64x16xf32, #tile.mma>
+  %r = tile.load %rows[%c0] : memref<64xi32> -> !tile.reg<64xi32>
+  tile.scatter_add_rows %x, %dst[%r, %c0] scale %s : !tile.reg<64x16xf32, #tile.mma>, memref<?x64xi64>, !tile.reg<64xi32>
 }
 
 // Along dim 0 a row across all 128 lanes leaves each thread whole columns:

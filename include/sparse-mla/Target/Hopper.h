@@ -51,6 +51,9 @@ constexpr int64_t kNamedBarriers = 16;
 /// The L2 cache of the chip (H100 and H200: 50 MiB). The runtime sizes the
 /// key ranges of long contexts by it (from the manifest's "target").
 constexpr int64_t kL2Bytes = 50 << 20;
+/// The L2 takes one request per 128-byte line a warp's global reduction
+/// touches (bench/probes/fixed_point_probe.cu).
+constexpr int64_t kL2LineBytes = 128;
 
 } // namespace sparse_mla::hopper
 

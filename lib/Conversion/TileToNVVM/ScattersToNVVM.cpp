@@ -5,7 +5,8 @@
 // destination, lanes trade halves so that each reduction adds 128-byte runs),
 // or staged in shared memory and added by the TMA (cp.reduce.async.bulk)
 // while the threads go on, or, scaled to 64-bit fixed point, with integer
-// additions whose sum does not depend on their order.
+// additions whose sum does not depend on their order (an mma tile's values
+// transposed among lanes first, so that each instruction adds whole lines).
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -16,6 +17,9 @@ using namespace mlir;
 using namespace sparse_mla::tile;
 
 namespace {
+
+/// Columns of an i64 row in one L2 line.
+constexpr int64_t kLineColumns = hopper::kL2LineBytes / 8;
 
 /// Emits `red.global.add` of `values` (f32) at `ptr`, widest vectors first
 /// (v4 moves 16 bytes per instruction), under `predicate` (i32, 0: skip):
@@ -166,6 +170,10 @@ private:
     RegTileType type;
     ThreadElements te, rowsTe;
     Value value, rows, base, pitch, column;
+    // Fixed point with overflow flags: the limits, and whether an element of
+    // each of the thread's rows (by row offset) did not convert.
+    Value limit, minusLimit;
+    llvm::MapVector<int64_t, Value> lostByRow;
 
     Value element(int64_t i) { return vector::ExtractOp::create(b, loc, value, i); }
     Value rowAt(int64_t rowOffset) {
@@ -190,42 +198,159 @@ private:
     /// convert (not finite, or at least 2^63 in magnitude: cvt clamps it,
     /// NaN to 0) also sets its flag, once per row the thread holds.
     void fixedPoint(Value scale, Value overflow) {
-      Value limit, minusLimit;
       if (overflow) {
         limit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0x1p63f));
         minusLimit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0x1p63f));
       }
-      llvm::MapVector<int64_t, Value> lostByRow;
+      // Scaled as they are added, so that few values are live.
+      auto scaled = [&](int64_t i) -> Value {
+        Value x = arith::MulFOp::create(b, loc, element(i), scale);
+        if (overflow)
+          noteLost(i, x);
+        return x;
+      };
+      if (isa<MmaLayoutAttr>(type.getLayout()) && type.getShape()[1] % kLineColumns == 0)
+        fixedPointLines(scaled);
+      else
+        fixedPointRuns(scaled);
+      if (overflow)
+        flagLostRows(overflow);
+    }
+
+    /// Adds `x` rounded to an i64 at `ptr`, where i32 `valid` is not 0.
+    void addFixed(Value ptr, Value x, Value valid) {
+      emitPtx(b, loc, {ptr, x, valid},
+              "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
+              "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
+              "l,f,r");
+    }
+
+    Value validI32(Value row) {
+      return arith::ExtUIOp::create(
+          b, loc, b.getI32Type(),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, i32Const(b, loc, 0)));
+    }
+
+    /// Any layout: each element where the thread holds it.
+    void fixedPointRuns(function_ref<Value(int64_t)> scaled) {
       for (Run &run : runsOf(b, loc, type.getLayout(), te)) {
         Value row = rowAt(run.offsets[0]);
-        Value valid = arith::ExtUIOp::create(
-            b, loc, b.getI32Type(),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, i32Const(b, loc, 0)));
+        Value valid = validI32(row);
         Value linear = arith::AddIOp::create(
             b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, row), pitch),
             toI64(b, loc, arith::AddIOp::create(b, loc, column, run.coords[1])));
-        for (unsigned k = 0; k < te.vector; ++k) {
-          Value ptr = LLVM::GEPOp::create(
-              b, loc, base.getType(), b.getI64Type(), base,
-              ValueRange{arith::AddIOp::create(b, loc, linear,
-                                               arith::ConstantIntOp::create(b, loc, k, 64))});
-          Value x = arith::MulFOp::create(b, loc, element(run.first + k), scale);
-          emitPtx(b, loc, {ptr, x, valid},
-                  "{ .reg .pred p; .reg .s64 v; setp.ne.b32 p, $2, 0; cvt.rni.s64.f32 v, $1; "
-                  "@p red.relaxed.gpu.global.add.u64 [$0], v; }",
-                  "l,f,r");
-          if (!overflow)
-            continue;
-          // Unordered compares: NaN is lost too.
-          Value bad = arith::OrIOp::create(
-              b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE, x, limit),
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULE, x, minusLimit));
-          Value &lost = lostByRow[run.offsets[0]];
-          lost = lost ? arith::OrIOp::create(b, loc, lost, bad).getResult() : bad;
+        for (unsigned k = 0; k < te.vector; ++k)
+          addFixed(elementPointer(linear, k), scaled(run.first + k), valid);
+      }
+    }
+
+    Value elementPointer(Value linear, int64_t k) {
+      return LLVM::GEPOp::create(
+          b, loc, base.getType(), b.getI64Type(), base,
+          ValueRange{arith::AddIOp::create(b, loc, linear,
+                                           arith::ConstantIntOp::create(b, loc, k, 64))});
+    }
+
+    /// An mma tile in whole 128-byte lines. The L2 takes a reduction
+    /// request per line a warp touches: 8-byte elements added where the
+    /// accumulator holds them touch 8 rows of 32 bytes per instruction, and
+    /// cost 2.5x as much as whole lines (bench/probes/fixed_point_probe.cu:
+    /// 4.9x against 2.0x the fp32 default). A row's 16 columns of a 16-column
+    /// group are held by the 4 lanes of a quad, 4 each; the quads of rows
+    /// r..r+3 (lanes q + 4a, a = 0..3) transpose their 4 x 4 values in two
+    /// xor exchanges, after which instruction k adds row r + k's 16 columns
+    /// from the 16 lanes of each half warp.
+    void fixedPointLines(function_ref<Value(int64_t)> scaled) {
+      Value lane = arith::AndIOp::create(b, loc, threadInWarpgroup(b, loc),
+                                         i32Const(b, loc, hopper::kWarpThreads - 1));
+      auto bit = [&](int64_t mask) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                     arith::AndIOp::create(b, loc, lane, i32Const(b, loc, mask)),
+                                     i32Const(b, loc, 0));
+      };
+      Value a0 = bit(4), a1 = bit(8);
+      auto pick = [&](Value cond, Value ifSet, Value ifClear) -> Value {
+        return arith::SelectOp::create(b, loc, cond, ifSet, ifClear);
+      };
+      Value width = i32Const(b, loc, hopper::kWarpThreads);
+      auto exchange = [&](Value v, int64_t mask) -> Value {
+        return gpu::ShuffleOp::create(b, loc, v, i32Const(b, loc, mask), width,
+                                      gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      // Column of this lane's value a after the transpose: value a of lane
+      // q held columns 2q + (a & 1) + 8 (a >> 1) of its row.
+      Value quadCol = arith::MulIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lane, i32Const(b, loc, 3)), i32Const(b, loc, 2));
+      Value aIndex = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, lane, i32Const(b, loc, 2)), i32Const(b, loc, 3));
+      Value lineCol = arith::AddIOp::create(
+          b, loc, quadCol,
+          arith::AddIOp::create(
+              b, loc, arith::AndIOp::create(b, loc, aIndex, i32Const(b, loc, 1)),
+              arith::MulIOp::create(b, loc,
+                                    arith::ShRUIOp::create(b, loc, aIndex, i32Const(b, loc, 1)),
+                                    i32Const(b, loc, 8))));
+      Value keep = i32Const(b, loc, ~(3 << 2) & (hopper::kWarpThreads - 1));
+      // Element index of (row offset, column offset) in the thread's vector.
+      DenseMap<std::pair<int64_t, int64_t>, int64_t> at;
+      for (auto [i, off] : llvm::enumerate(te.offsets))
+        at[{off[0], off[1]}] = i;
+      // Row half by row half: its groups transposed, then instruction k of
+      // every group, so that one row index and address is live at a time.
+      llvm::MapVector<int64_t, SmallVector<int64_t>> groupsByRow;
+      for (auto [i, off] : llvm::enumerate(te.offsets))
+        if (off[1] % kLineColumns == 0 && i % te.vector == 0)
+          groupsByRow[off[0]].push_back(off[1]);
+      for (auto &[rowOffset, groupCols] : groupsByRow) {
+        SmallVector<SmallVector<Value, 4>> t;
+        for (int64_t col0 : groupCols) {
+          SmallVector<Value, 4> m;
+          for (int64_t c : {0, 1, 8, 9})
+            m.push_back(scaled(at.lookup({rowOffset, col0 + c})));
+          // xor 8 exchanges the values of the other half of the columns ...
+          SmallVector<Value, 4> n(4);
+          for (int64_t v0 = 0; v0 < 2; ++v0) {
+            Value got = exchange(pick(a1, m[v0], m[2 + v0]), 8);
+            n[v0] = pick(a1, got, m[v0]);
+            n[2 + v0] = pick(a1, m[2 + v0], got);
+          }
+          // ... and xor 4 those of the other column of each pair.
+          SmallVector<Value, 4> &g = t.emplace_back(4);
+          for (int64_t k1 = 0; k1 < 2; ++k1) {
+            Value got = exchange(pick(a0, n[2 * k1], n[2 * k1 + 1]), 4);
+            g[2 * k1] = pick(a0, got, n[2 * k1]);
+            g[2 * k1 + 1] = pick(a0, n[2 * k1 + 1], got);
+          }
+        }
+        Value own = rowAt(rowOffset);
+        for (int64_t k = 0; k < 4; ++k) {
+          Value src = arith::OrIOp::create(b, loc, arith::AndIOp::create(b, loc, lane, keep),
+                                           i32Const(b, loc, 4 * k));
+          Value row = gpu::ShuffleOp::create(b, loc, own, src, width, gpu::ShuffleMode::IDX)
+                          .getShuffleResult();
+          Value valid = validI32(row);
+          Value rowStart = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, toI64(b, loc, row), pitch),
+              toI64(b, loc, arith::AddIOp::create(b, loc, column, lineCol)));
+          for (auto [col0, g] : llvm::zip(groupCols, t))
+            addFixed(elementPointer(rowStart, col0), g[k], valid);
         }
       }
-      if (!overflow)
-        return;
+    }
+
+    /// Whether element i, scaled to `x`, converts: unordered compares, so
+    /// NaN is lost too.
+    void noteLost(int64_t i, Value x) {
+      Value bad = arith::OrIOp::create(
+          b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE, x, limit),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULE, x, minusLimit));
+      Value &lost = lostByRow[te.offsets[i][0]];
+      lost = lost ? arith::OrIOp::create(b, loc, lost, bad).getResult() : bad;
+    }
+
+    /// One flag per row the thread holds, after its additions.
+    void flagLostRows(Value overflow) {
       Value flags = globalBasePointer(b, loc, overflow);
       for (auto &[rowOffset, lost] : lostByRow) {
         Value row = rowAt(rowOffset);
