@@ -10,24 +10,12 @@
 //     reads and frees what its peer sends, one round behind.
 // Modes: red (warpgroup 1 alone), dsmem (warpgroup 0 alone), both.
 // usage: dsmem_red_probe [blocks] [rounds] [reps]
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-  printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "probe.cuh"
 
 constexpr int kCols = 576, kRows = 64, kPiece = 64, kPieces = kCols / kPiece;
 constexpr int kTileFloats = 64 * 64, kTileBytes = kTileFloats * 4, kStages = 2;
 
-__device__ __forceinline__ void red4(float *p, float v) {
-  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %1, %1, %1};"
-               :: "l"(p), "f"(v) : "memory");
-}
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 __device__ __forceinline__ unsigned peer_addr(unsigned a, unsigned rank) {
   unsigned r;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
@@ -122,23 +110,14 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&ws, (size_t)skv * kCols * 4));
   CK(cudaMalloc(&sink, 4));
   CK(cudaMemcpy(rows, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-  int smemBytes = 225 * 1024;  // one CTA per SM, as the backward
+  int smemBytes = kProbeSharedBytes;
   float times[3];
   auto run = [&](auto kernel, int mode, const char *name) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
     CK(cudaMemset(ws, 0, (size_t)skv * kCols * 4));
-    kernel<<<ctas, 256, smemBytes>>>(ws, rows, blocks, rounds, sink);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    float best = 1e9;
-    for (int i = 0; i < reps; ++i) {
-      cudaEventRecord(a);
+    float best = best_of(reps, [&] {
       kernel<<<ctas, 256, smemBytes>>>(ws, rows, blocks, rounds, sink);
-      cudaEventRecord(b);
-      CK(cudaEventSynchronize(b));
-      float ms; cudaEventElapsedTime(&ms, a, b); best = ms < best ? ms : best;
-    }
+    });
     times[mode] = best;
     double red = mode != 1 ? (double)ctas * blocks * kRows * kCols * 4 : 0;
     double traded = mode != 0 ? (double)ctas * rounds * kTileBytes : 0;

@@ -16,13 +16,8 @@
 // rows (the L2 traffic of one per-token block, without its GEMMs), as "+g".
 // The question: does a bulk reduction cost the L2 per row or per element?
 // usage: fixed_point_probe [blocks_per_cta] [timed repetitions]
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-  printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "probe.cuh"
 
 constexpr int kCols = 576, kRows = 64, kPiece = 64, kPieces = kCols / kPiece;
 constexpr int kKvChunks = kCols * 2 / 16;  // 16-byte chunks of a bf16 kv row
@@ -31,10 +26,6 @@ constexpr int kPitch32 = kPiece + 4;        // f32 per staged row: 272 bytes
 
 enum Mode { F32Red, U64Red, U64Mma, U64Pack, U64Bulk, U64Bulk2, F32Bulk2 };
 
-__device__ __forceinline__ void red4(float *p, float v) {
-  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %1, %1, %1};"
-               :: "l"(p), "f"(v) : "memory");
-}
 __device__ __forceinline__ void red64(unsigned long long *p, unsigned long long v) {
   asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
@@ -47,17 +38,6 @@ template <bool I64> __device__ __forceinline__ void bulk_red(void *g, const void
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
                  :: "l"(g), "r"(sa), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;"); }
-template <int N> __device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
-}
-__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;"); }
-__device__ __forceinline__ void wg_bar(int wg) { asm volatile("bar.sync %0, 128;" :: "r"(wg + 1)); }
-__device__ __forceinline__ void cp_async16(void *s, const void *g) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))), "l"(g) : "memory");
-}
-
 template <Mode M, bool Gather>
 __global__ void __launch_bounds__(256, 1) scatter(void *ws, const int *rows, int blocks,
                                                   const uint4 *kv) {
@@ -66,13 +46,7 @@ __global__ void __launch_bounds__(256, 1) scatter(void *ws, const int *rows, int
   if (wg == 0) {
     if (!Gather) return;
     uint4 *k = reinterpret_cast<uint4 *>(smem + 100 * 1024);  // 72 KiB above the stages
-    for (int b = 0; b < blocks; ++b) {
-      const int *r = rows + (blockIdx.x * blocks + b) * kRows;
-      for (int c = t; c < kRows * kKvChunks; c += 128)
-        cp_async16(k + c, kv + (size_t)r[c / kKvChunks] * kKvChunks + c % kKvChunks);
-      asm volatile("cp.async.wait_all;" ::: "memory");
-      wg_bar(0);
-    }
+    gather_blocks(k, kv, rows + blockIdx.x * blocks * kRows, blocks, t);
     return;
   }
   float *wf = static_cast<float *>(ws);
@@ -158,22 +132,11 @@ int main(int argc, char **argv) {
   CK(cudaMemset(kv, 0, (size_t)skv * kKvChunks * 16));
   CK(cudaMalloc(&ws, wsBytes));
   CK(cudaMemcpy(rows, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-  int smemBytes = 225 * 1024;
+  int smemBytes = kProbeSharedBytes;
   double ref = 0;
   auto run = [&](auto kernel, const char *name) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
-    kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv);  // warm-up
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    float best = 1e9;
-    for (int i = 0; i < reps; ++i) {
-      cudaEventRecord(a);
-      kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv);
-      cudaEventRecord(b);
-      CK(cudaEventSynchronize(b));
-      float ms; cudaEventElapsedTime(&ms, a, b); best = ms < best ? ms : best;
-    }
+    float best = best_of(reps, [&] { kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv); });
     double us = best * 1e3 / blocks;
     if (ref == 0) ref = us;
     printf("%-12s %8.3f ms  per block %6.2f us  %5.2fx f32-red\n", name, best, us, us / ref);

@@ -15,41 +15,18 @@
 //   oct1+g  oct1 in warpgroup 1 while warpgroup 0 gathers: the L2 traffic
 //           of one per-token block of the backward, without its GEMMs
 // usage: scatter_probe [blocks_per_cta] [timed repetitions] [modes: 0 = all, 1 = the last three]
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-  printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "probe.cuh"
 
 constexpr int kCols = 576, kRows = 64, kPiece = 64, kPieces = kCols / kPiece;
 constexpr int kPitch = kPiece + 4;  // floats; 272-byte rows: 16-byte aligned, fewer conflicts
 constexpr int kKvChunks = kCols * 2 / 16;  // 16-byte chunks of a bf16 kv row
 
-__device__ __forceinline__ void red4(float *p, float a, float b, float c, float d) {
-  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};"
-               :: "l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
-}
 __device__ __forceinline__ void bulk_red(float *g, const float *s, int bytes) {
   unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(s));
   asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
                :: "l"(g), "r"(sa), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;"); }
-template <int N> __device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
-}
-__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;"); }
-__device__ __forceinline__ void wg_bar(int wg) {
-  asm volatile("bar.sync %0, 128;" :: "r"(wg + 1));
-}
-
-__device__ __forceinline__ void cp_async16(void *s, const void *g) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
-               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))), "l"(g) : "memory");
-}
-
 // Mode 0 red, 1 bulk, 2 bulk2, 3 quad, 4 quad1, 5 oct1, 6 hex1, 7 gather, 8 oct1 + gather
 template <int Mode>
 __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, int blocks,
@@ -59,15 +36,8 @@ __global__ void __launch_bounds__(256, 1) scatter(float *ws, const int *rows, in
   float *stage = smem + wg * 2 * kRows * kPitch;
   int pieceCount = 0;
   if (Mode >= 7 && wg == 0) {
-    // 64 rows x 72 chunks of 16 bytes per block, waited for before the next.
     uint4 *k = reinterpret_cast<uint4 *>(smem);
-    for (int b = 0; b < blocks; ++b) {
-      const int *r = rows + (blockIdx.x * blocks + b) * kRows;
-      for (int c = t; c < kRows * kKvChunks; c += 128)
-        cp_async16(k + c, kv + (size_t)r[c / kKvChunks] * kKvChunks + c % kKvChunks);
-      asm volatile("cp.async.wait_all;" ::: "memory");
-      wg_bar(0);
-    }
+    gather_blocks(k, kv, rows + blockIdx.x * blocks * kRows, blocks, t);
     return;
   }
   if constexpr (Mode != 7) {
@@ -141,22 +111,11 @@ int main(int argc, char **argv) {
   CK(cudaMemset(kv, 0, (size_t)skv * kKvChunks * 16));
   CK(cudaMalloc(&ws, (size_t)skv * kCols * 4));
   CK(cudaMemcpy(rows, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-  int smemBytes = 225 * 1024;  // one CTA per SM, as the backward
+  int smemBytes = kProbeSharedBytes;
   auto run = [&](auto kernel, const char *name, bool reduces = true) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
     CK(cudaMemset(ws, 0, (size_t)skv * kCols * 4));
-    kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    float best = 1e9;
-    for (int i = 0; i < reps; ++i) {
-      cudaEventRecord(a);
-      kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv);
-      cudaEventRecord(b);
-      CK(cudaEventSynchronize(b));
-      float ms; cudaEventElapsedTime(&ms, a, b); best = ms < best ? ms : best;
-    }
+    float best = best_of(reps, [&] { kernel<<<sms, 256, smemBytes>>>(ws, rows, blocks, kv); });
     double bytes = reduces ? (double)sms * blocks * kRows * kCols * 4 : 0;
     // Check: every added value is exact in fp32 for these counts? Sum of all.
     std::vector<float> out((size_t)skv * kCols);
