@@ -7,7 +7,10 @@ depend on their values; the forward at 128K keys would take longer than
 the timing).
 
     python3 bench/key_ranges.py [--shapes 4096:131072x64,...] [--ranges off,auto,4096,8192]
-                                [--windows 1,2] [--reps 10] [--out DIR]
+                                [--windows 1,2] [--reps 10] [--deterministic] [--out DIR]
+
+--deterministic times deterministic=True (its accumulator is 8 bytes a column)
+in place of the default.
 
 Prints and writes (DIR/key_ranges.json) rows {Sq, Skv, H, peer, variant,
 range_keys, ms, ms_per_mpair}: ms per million valid (query, key) pairs.
@@ -43,6 +46,7 @@ def main():
     ap.add_argument("--windows", default="1")
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     cudnn = peers(False).get("cudnn_fe_sm90")
@@ -59,8 +63,10 @@ def main():
             bwd._plan.cache_clear()   # the default range size depends on the window
             stats = {}
             ms, _ = time_it(sparse_mla.sparse_mla_bwd, args, a.reps, lse_base2=False,
-                            q_offset=skv - s, key_ranges=setting, stats=stats)
-            rows.append(dict(Sq=s, Skv=skv, H=h, peer="sparse_mla", variant=name,
+                            q_offset=skv - s, key_ranges=setting, stats=stats,
+                            deterministic=a.deterministic)
+            rows.append(dict(Sq=s, Skv=skv, H=h, peer="sparse_mla_det" if a.deterministic
+                             else "sparse_mla", variant=name,
                              range_keys=stats["range_keys"], ms=ms, ms_per_mpair=ms / pairs * 1e6))
             print(json.dumps(rows[-1]), flush=True)
         if cudnn is not None:

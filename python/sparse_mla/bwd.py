@@ -38,14 +38,14 @@ SINK_CHUNK = 256
 _ALIGN = 256
 # Key ranges (long context, bench/NOTES.md "Key ranges"): the CTAs that run
 # together spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose
-# fp32 dKV rows (4 bytes a column) and kv rows (2) are meant to fit the L2
-# together. By default they are on where all keys' rows outgrow the L2
+# dKV rows (4 bytes a column in fp32, 8 in the deterministic mode's fixed
+# point) and kv rows (2) are meant to fit the L2 together. By default they are on where all keys' rows outgrow the L2
 # (per token), or outgrow it _TILE_L2_TIMES over (token tiles: their unions
 # are in key order already; on an H100 the ranges changed nothing at S =
 # Skv = 32K, cost 0-4% with 4096 tail queries at Skv = 64K and saved a third
 # at 128K).
 KEY_RANGE_WINDOW = 1
-_KEY_BYTES_PER_COLUMN = 4 + 2
+_KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
 
 
@@ -103,21 +103,22 @@ def select_union(kv_len, slots):
     return union_variants()[min(fits)] if fits else None
 
 
-def key_range_keys(kv_len, dqk, key_ranges=None, token_tiles=False):
+def key_range_keys(kv_len, dqk, key_ranges=None, token_tiles=False, deterministic=False):
     """Keys per range of the key-range work order (a power of two), or 0
     for none. ``key_ranges``: None chooses from the target's L2 (on where
-    the fp32 dKV and kv rows of kv_len keys outgrow it, _TILE_L2_TIMES over
-    with ``token_tiles``), False is off, True on, an int sets the keys per
-    range (a power of two >= 64)."""
+    the dKV accumulator and kv rows of kv_len keys outgrow it,
+    _TILE_L2_TIMES over with ``token_tiles``), False is off, True on, an int
+    sets the keys per range (a power of two >= 64)."""
     if key_ranges is False:
         return 0
     if key_ranges is not None and key_ranges is not True:
         return key_ranges
     l2 = _runtime.target()["l2_bytes"]
     times = _TILE_L2_TIMES if token_tiles else 1
-    if key_ranges is None and kv_len * dqk * _KEY_BYTES_PER_COLUMN <= times * l2:
+    per_column = (8 if deterministic else 4) + _KV_BYTES_PER_COLUMN
+    if key_ranges is None and kv_len * dqk * per_column <= times * l2:
         return 0
-    fit = l2 // ((KEY_RANGE_WINDOW + 1) * dqk * _KEY_BYTES_PER_COLUMN)
+    fit = l2 // ((KEY_RANGE_WINDOW + 1) * dqk * per_column)
     return 1 << max(6, fit.bit_length() - 1)
 
 
@@ -246,7 +247,7 @@ class _Plan:
         self.t = tile_tokens(heads, s, skv, topk, token_tile)
         self.width = self.t * topk
         # Key ranges need the union's keys in order: per token too.
-        self.range_keys = key_range_keys(skv, dqk, key_ranges, self.t > 1)
+        self.range_keys = key_range_keys(skv, dqk, key_ranges, self.t > 1, deterministic)
         if self.range_keys and select_union(skv, self.width) is None:
             if key_ranges is not None:
                 raise ValueError(f"key_ranges: no union builder for Skv = {skv} and "
