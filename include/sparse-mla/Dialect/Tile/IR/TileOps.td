@@ -402,7 +402,9 @@ def Tile_ScatterAddRowsOp : Tile_Op<"scatter_add_rows", [AttrSizedOperandSegment
 
     With `scale`, `dest` is an i64 matrix of fixed-point numbers: each
     element `x` adds `round(x * scale)` with a 64-bit integer
-    `red.global.add.u64`. Integer sums do not depend on the order of the
+    `red.global.add.u64` (from a `#tile.mma` value of 16k columns, after a
+    lane exchange that gives each warp instruction whole 128-byte lines of
+    one row). Integer sums do not depend on the order of the
     additions, so the result is the same bitwise whatever order the CTAs
     add in (a deterministic reduction). Sums must stay below 2^63 / scale
     in magnitude; the resolution is 1 / scale. An element that cannot be
