@@ -39,8 +39,9 @@ _ALIGN = 256
 # Key ranges (long context, bench/NOTES.md "Key ranges"): the CTAs that run
 # together spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose
 # dKV rows (4 bytes a column in fp32, 8 in the deterministic mode's fixed
-# point) and kv rows (2) are meant to fit the L2 together. By default they are on where all keys' rows outgrow the L2
-# (per token), or outgrow it _TILE_L2_TIMES over (token tiles: their unions
+# point) and kv rows (2) are meant to fit the L2 together. By default they
+# are on where all keys' rows outgrow the L2 (per token), or outgrow it
+# _TILE_L2_TIMES over (token tiles: their unions
 # are in key order already; on an H100 the ranges changed nothing at S =
 # Skv = 32K, cost 0-4% with 4096 tail queries at Skv = 64K and saved a third
 # at 128K).

@@ -91,3 +91,57 @@ tile.kernel @shared_chain(%dkv: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups
   %a = tile.gemm %ds, %sq, %z : !tile.smem<64x16xbf16>, !tile.smem<16x192xbf16>, !tile.reg<64x192xf32>
   tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x192xf32>, memref<?x?xf32>, !tile.reg<64xi32>
 }
+
+// -----
+
+// A fixed-point scatter needs more registers beside the pieces (72: 64-bit
+// values and addresses, transposed row halves) than an fp32 one (40): beside
+// the 64 registers of dQ^T in a budget of 184, two fp32 pieces fit
+// (64 + 64 + 40) and two fixed-point ones do not (64 + 64 + 72).
+
+// OVERLAP-LABEL: tile.kernel @fp32_fits
+// OVERLAP-NOT: scf.for
+// OVERLAP: tile.gemm {{.*}} {async}
+// OVERLAP-LABEL: tile.kernel @fixed_point_does_not_fit
+// OVERLAP: scf.for
+// OVERLAP-NOT: async
+// OVERLAP: tile.scatter_add_rows {{.*}} scale
+tile.kernel @fp32_fits(%dkv: memref<?x?xf32>, %dq: memref<?x?xf32>, %idx: memref<?xi32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1 : i32
+  %sq = tile.alloc : !tile.smem<16x192xbf16>
+  %sk = tile.alloc : !tile.smem<16x128xbf16>
+  %ds = tile.alloc : !tile.smem<64x16xbf16>
+  %dst = tile.alloc : !tile.smem<16x64xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  tile.warp_specialize registers([256, 184]) {
+  }, {
+    %zq = tile.splat %zero : !tile.reg<128x64xf32>
+    %dqt = tile.gemm %sk, %dst, %zq {transpose_a} : !tile.smem<16x128xbf16>, !tile.smem<16x64xbf16>, !tile.reg<128x64xf32>
+    %z = tile.splat %zero : !tile.reg<64x192xf32>
+    %a = tile.gemm %ds, %sq, %z : !tile.smem<64x16xbf16>, !tile.smem<16x192xbf16>, !tile.reg<64x192xf32>
+    tile.scatter_add_rows %a, %dkv[%rows, %c0] : !tile.reg<64x192xf32>, memref<?x?xf32>, !tile.reg<64xi32>
+    tile.store %dqt, %dq[%c0, %c0] : !tile.reg<128x64xf32>, memref<?x?xf32>
+  }
+}
+
+tile.kernel @fixed_point_does_not_fit(%dkv: memref<?x?xi64>, %dq: memref<?x?xf32>, %idx: memref<?xi32>, %s: f32) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m1 = arith.constant -1 : i32
+  %sq = tile.alloc : !tile.smem<16x192xbf16>
+  %sk = tile.alloc : !tile.smem<16x128xbf16>
+  %ds = tile.alloc : !tile.smem<64x16xbf16>
+  %dst = tile.alloc : !tile.smem<16x64xbf16>
+  %rows = tile.load %idx[%c0] bounds [%c0] pad %m1 : memref<?xi32>, i32 -> !tile.reg<64xi32>
+  tile.warp_specialize registers([256, 184]) {
+  }, {
+    %zq = tile.splat %zero : !tile.reg<128x64xf32>
+    %dqt = tile.gemm %sk, %dst, %zq {transpose_a} : !tile.smem<16x128xbf16>, !tile.smem<16x64xbf16>, !tile.reg<128x64xf32>
+    %z = tile.splat %zero : !tile.reg<64x192xf32>
+    %a = tile.gemm %ds, %sq, %z : !tile.smem<64x16xbf16>, !tile.smem<16x192xbf16>, !tile.reg<64x192xf32>
+    tile.scatter_add_rows %a, %dkv[%rows, %c0] scale %s : !tile.reg<64x192xf32>, memref<?x?xi64>, !tile.reg<64xi32>
+    tile.store %dqt, %dq[%c0, %c0] : !tile.reg<128x64xf32>, memref<?x?xf32>
+  }
+}

@@ -98,6 +98,11 @@ static int64_t tileRegisters(RegTileType type) {
 /// ptxas on the backward's dKV warpgroup: two 64-column pieces beside 161
 /// registers of tiles spill 184 bytes (255 budget), beside 145 none.
 constexpr int64_t kScatterRegisters = 40;
+/// The same for a fixed-point scatter (64-bit values and addresses per
+/// reduction, a row half's values transposed among lanes). From ptxas on the
+/// 64-head D_tail = 0 deterministic variant: two pieces beside 129 registers
+/// of tiles leave it 62 and spill 40 bytes (10 registers).
+constexpr int64_t kFixedPointScatterRegisters = 72;
 
 static bool sameTarget(Chain &a, Chain &b) {
   return a.scatter.getDest() == b.scatter.getDest() &&
@@ -216,7 +221,8 @@ struct SplitDPass : public sparse_mla::tile::impl::TileSplitDPassBase<SplitDPass
         used += tileRegisters(type);
     auto accType = cast<RegTileType>(group.front().init.getType());
     auto pieceType = RegTileType::get({group.front().height(), chunk}, accType.getElementType());
-    return used + 2 * tileRegisters(pieceType) + kScatterRegisters <= getRegisterBudget(last);
+    int64_t scatter = last.getScale() ? kFixedPointScatterRegisters : kScatterRegisters;
+    return used + 2 * tileRegisters(pieceType) + scatter <= getRegisterBudget(last);
   }
 
   /// Members of `group` that cover piece `piece`.
