@@ -89,18 +89,40 @@ void Runtime::check(int result, const std::string &what) const {
   throw CudaError(os.str());
 }
 
-void Runtime::makeContextCurrent(int device) {
-  void *ctx = nullptr;
-  check(driver->cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-  if (ctx)
-    return;
-  int dev = 0;
-  check(driver->cuDeviceGet(&dev, device),
-        "cuDeviceGet(" + std::to_string(device) + ")");
-  check(driver->cuDevicePrimaryCtxRetain(&ctx, dev),
-        "cuDevicePrimaryCtxRetain(" + std::to_string(device) + ")");
-  check(driver->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+void *Runtime::primaryContext(int device) {
+  void *&ctx = contexts[device];
+  if (!ctx) {
+    int dev = 0;
+    check(driver->cuDeviceGet(&dev, device),
+          "cuDeviceGet(" + std::to_string(device) + ")");
+    check(driver->cuDevicePrimaryCtxRetain(&ctx, dev),
+          "cuDevicePrimaryCtxRetain(" + std::to_string(device) + ")");
+  }
+  return ctx;
 }
+
+/// Makes `ctx` the calling thread's current context while it lives, and the
+/// caller's own one (PyTorch's, say, of another device) current again after:
+/// a module belongs to the context it was loaded in, and its kernels launch
+/// only there. With none current before, `ctx` stays.
+class Runtime::ContextScope {
+public:
+  ContextScope(const Runtime &rt, void *ctx) : rt(rt) {
+    rt.check(rt.driver->cuCtxGetCurrent(&previous), "cuCtxGetCurrent");
+    if (previous != ctx)
+      rt.check(rt.driver->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    else
+      previous = nullptr;
+  }
+  ~ContextScope() {
+    if (previous)
+      rt.driver->cuCtxSetCurrent(previous);
+  }
+
+private:
+  const Runtime &rt;
+  void *previous = nullptr;
+};
 
 Kernel &Runtime::getKernel(const std::string &path, const std::string &name,
                            int device) {
@@ -108,7 +130,8 @@ Kernel &Runtime::getKernel(const std::string &path, const std::string &name,
   auto key = std::make_tuple(path, device, name);
   if (auto it = kernels.find(key); it != kernels.end())
     return it->second;
-  makeContextCurrent(device);
+  void *ctx = primaryContext(device);
+  ContextScope scope(*this, ctx);
   void *&module = modules[{path, device}];
   if (!module) {
     std::ifstream in(path, std::ios::binary);
@@ -132,7 +155,7 @@ Kernel &Runtime::getKernel(const std::string &path, const std::string &name,
   Kernel &k = kernels[key];
   k.function = fn;
   k.name = name;
-  k.device = device;
+  k.context = ctx;
   return k;
 }
 
@@ -144,6 +167,7 @@ void Runtime::launch(Kernel &kernel, const LaunchConfig &c, void **params) {
        << " bytes of shared memory)";
   if (!kernel.function)
     throw CudaError(what.str() + ": kernel is not loaded");
+  ContextScope scope(*this, kernel.context);
   {
     // Threads may launch one kernel at once: its limit is raised once, under
     // the lock, before any launch that needs it.

@@ -26,6 +26,14 @@ struct Fake {
   void reset() {
     reinterpret_cast<void (*)()>(dlsym(handle, "fake_cuda_reset"))();
   }
+  /// The device whose context was current: 0 now, 1 at the last load, 2 at
+  /// the last launch (99 the caller's own context, -1 none).
+  int context(int when) {
+    return reinterpret_cast<int (*)(int)>(dlsym(handle, "fake_cuda_context"))(when);
+  }
+  void useCallerContext() {
+    reinterpret_cast<void (*)()>(dlsym(handle, "fake_cuda_use_caller_context"))();
+  }
 };
 enum { kRetain, kSetAttr, kLaunch, kLoad };
 
@@ -115,8 +123,30 @@ TEST_F(RuntimeTest, ModulesAreCachedPerPathAndDevice) {
   EXPECT_EQ(fake.count(kLoad), 1);
   rt.getKernel(path, "a", 1);
   EXPECT_EQ(rt.numModules(), 2u);
-  // No context was current: the primary one was retained once.
-  EXPECT_EQ(fake.count(kRetain), 1);
+  // Each device's primary context is retained once.
+  EXPECT_EQ(fake.count(kRetain), 2);
+}
+
+TEST_F(RuntimeTest, KernelsLoadAndLaunchInTheirDevicesContext) {
+  // The caller (PyTorch on device 0, say) has its own context current; a
+  // kernel for device 1 is loaded and launched in device 1's primary
+  // context, and the caller's context is current again after each call.
+  Runtime rt(FAKE_CUDA_PATH);
+  fake.useCallerContext();
+  Kernel &k = rt.getKernel(writeFile("good.ptx", "// ptx\n"), "k", 1);
+  EXPECT_EQ(fake.context(1), 1);
+  EXPECT_EQ(fake.context(0), 99);
+  rt.launch(k, LaunchConfig(), nullptr);
+  EXPECT_EQ(fake.context(2), 1);
+  EXPECT_EQ(fake.context(0), 99);
+}
+
+TEST_F(RuntimeTest, WithNoContextCurrentTheDevicesStays) {
+  Runtime rt(FAKE_CUDA_PATH);
+  Kernel &k = rt.getKernel(writeFile("good.ptx", "// ptx\n"), "k", 2);
+  EXPECT_EQ(fake.context(0), 2);
+  rt.launch(k, LaunchConfig(), nullptr);
+  EXPECT_EQ(fake.context(2), 2);
 }
 
 TEST_F(RuntimeTest, MissingFunctionNamesKernelAndFile) {

@@ -5,7 +5,9 @@
 // image must start with "//" (PTX) or the ELF magic, else loading fails with
 // CUDA_ERROR_INVALID_IMAGE (200). Counters let tests see what was called;
 // setting an attribute takes 20 ms, so that concurrent launches that race
-// to raise a kernel's shared-memory limit overlap.
+// to raise a kernel's shared-memory limit overlap. Each device has its own
+// primary context; fake_cuda_context tells which device's context was
+// current now, at the last module load and at the last launch.
 //
 //===----------------------------------------------------------------------===//
 #include <atomic>
@@ -22,7 +24,17 @@ bool fails(const char *fn) {
   return f && std::strcmp(f, fn) == 0;
 }
 void *currentCtx = nullptr;
-int fakeCtx, fakeModule, fakeFunction;
+void *loadCtx = nullptr, *launchCtx = nullptr;
+int fakeCtx[8], callerCtx, fakeModule, fakeFunction;
+/// The device of a primary context, 99 for the caller's own, -1 for none.
+int deviceOf(void *ctx) {
+  if (ctx == &callerCtx)
+    return 99;
+  for (int d = 0; d < 8; ++d)
+    if (ctx == &fakeCtx[d])
+      return d;
+  return -1;
+}
 } // namespace
 
 extern "C" {
@@ -30,8 +42,14 @@ int fake_cuda_count(int which) { return counters[which]; }
 void fake_cuda_reset() {
   for (std::atomic<int> &c : counters)
     c = 0;
-  currentCtx = nullptr;
+  currentCtx = loadCtx = launchCtx = nullptr;
 }
+/// 0: now, 1: at the last module load, 2: at the last launch.
+int fake_cuda_context(int when) {
+  return deviceOf(when == 0 ? currentCtx : when == 1 ? loadCtx : launchCtx);
+}
+/// Makes a context of the caller's (not a primary one of ours) current.
+void fake_cuda_use_caller_context() { currentCtx = &callerCtx; }
 
 int cuInit(unsigned) { return fails("cuInit") ? 1 : 0; }
 int cuGetErrorName(int e, const char **s) {
@@ -55,13 +73,14 @@ int cuDeviceGet(int *d, int ordinal) {
   *d = ordinal;
   return ordinal < 0 || ordinal > 7 ? 101 : 0;
 }
-int cuDevicePrimaryCtxRetain(void **c, int) {
+int cuDevicePrimaryCtxRetain(void **c, int dev) {
   ++counters[kRetain];
-  *c = &fakeCtx;
+  *c = &fakeCtx[dev];
   return 0;
 }
 int cuModuleLoadData(void **m, const void *image) {
   ++counters[kLoad];
+  loadCtx = currentCtx;
   const char *p = static_cast<const char *>(image);
   if (std::strncmp(p, "//", 2) != 0 && std::strncmp(p, "\x7f" "ELF", 4) != 0)
     return 200;
@@ -80,6 +99,7 @@ int cuFuncSetAttribute(void *, int, int) {
 int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                    unsigned, unsigned, void *, void **, void **) {
   ++counters[kLaunch];
+  launchCtx = currentCtx;
   return fails("cuLaunchKernel") ? 1 : 0;
 }
 }

@@ -30,7 +30,7 @@ struct Driver;
 struct Kernel {
   void *function = nullptr; // CUfunction
   std::string name;
-  int device = 0;
+  void *context = nullptr; // CUcontext: the primary context of its device
   unsigned sharedLimitSet = 0; // dynamic shared memory the function allows
                                // (under the runtime's lock)
 };
@@ -51,13 +51,15 @@ public:
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
-  /// Loads (once per path and device) a PTX or cubin file and returns the
-  /// named kernel. Makes the device's primary context current if none is.
+  /// Loads (once per path and device) a PTX or cubin file into the device's
+  /// primary context and returns the named kernel. Whatever context the
+  /// caller has current is current again on return.
   Kernel &getKernel(const std::string &path, const std::string &name,
                     int device);
 
-  /// Launches `kernel`; `params` points to each kernel parameter's value.
-  /// Threads may launch the same kernel concurrently.
+  /// Launches `kernel` in its device's context (the caller's current one is
+  /// restored); `params` points to each kernel parameter's value. Threads may
+  /// launch the same kernel concurrently.
   void launch(Kernel &kernel, const LaunchConfig &config, void **params);
 
   /// Number of modules loaded (for tests of the cache).
@@ -65,10 +67,12 @@ public:
 
 private:
   void check(int result, const std::string &what) const;
-  void makeContextCurrent(int device);
+  void *primaryContext(int device); // under `mutex`
+  class ContextScope;
 
   std::unique_ptr<Driver> driver;
   std::mutex mutex;
+  std::map<int, void *> contexts;                                // CUcontext
   std::map<std::pair<std::string, int>, void *> modules;         // CUmodule
   std::map<std::tuple<std::string, int, std::string>, Kernel> kernels;
 };
