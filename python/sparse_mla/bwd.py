@@ -7,6 +7,7 @@ Scratch memory comes from one workspace (``workspace_bytes`` sizes it): a
 call given ``dq_out``, ``dkv_out`` and ``workspace`` allocates nothing."""
 import functools
 import math
+import numbers
 from typing import Optional
 
 import torch
@@ -159,6 +160,16 @@ def tile_tokens(heads_per_group, seq_len, kv_len, topk, token_tile=None):
            and select_union(kv_len, 2 * t * topk) is not None):
         t *= 2
     return t
+
+
+def _check_options(token_tile=None, key_ranges=None, **flags):
+    """The options that are not tensors: each flag (deterministic,
+    is_causal, ...) a bool, token_tile and key_ranges as their checks say."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    _check_token_tile(token_tile)
+    _check_key_ranges(key_ranges)
 
 
 def _check_token_tile(token_tile):
@@ -347,10 +358,10 @@ def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic
     device will do). ``union_bytes`` bounds the token tiles' union buffers
     (more launches where they are smaller)."""
     shape = _shapes(q, kv, o, do, indices, lse)
-    _check_token_tile(token_tile)
-    _check_key_ranges(key_ranges)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
+    _check_extras(shape, None, attn_sink, 0, q.shape[:-3])
+    _check_options(deterministic=deterministic, token_tile=token_tile, key_ranges=key_ranges)
+    if isinstance(union_bytes, bool) or not isinstance(union_bytes, int) or union_bytes < 0:
+        raise ValueError(f"union_bytes must be a non-negative int, got {union_bytes!r}")
     return _plan(shape, token_tile, deterministic, attn_sink is not None, union_bytes,
                  key_ranges=key_ranges).bytes
 
@@ -448,10 +459,10 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     b, s, h, dqk, skv, g, d_v, topk, batched = shape
     lead = q.shape[:-3]
     _check_extras(shape, topk_length, attn_sink, q_offset, lead)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__}")
-    _check_token_tile(token_tile)
-    _check_key_ranges(key_ranges)
+    _check_options(deterministic=deterministic, token_tile=token_tile, key_ranges=key_ranges,
+                   is_causal=is_causal, lse_base2=lse_base2, accumulate=accumulate)
+    if stats is not None and not isinstance(stats, dict):
+        raise TypeError(f"stats must be a dict, got {type(stats).__name__}")
     if dkv_out is not None:
         _check_output("dkv_out", dkv_out, kv, (torch.bfloat16, torch.float32))
         dkv_dtype = dkv_out.dtype
@@ -465,8 +476,11 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         _check_output("d_sink_out", d_sink_out, attn_sink, (torch.float32,))
     if accumulate and dkv_out is None:
         raise ValueError("accumulate=True adds into dkv_out: pass dkv_out")
-    if sm_scale is not None and not math.isfinite(float(sm_scale)):
-        raise ValueError(f"sm_scale must be finite, got {sm_scale}")
+    if sm_scale is not None:
+        if isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real):
+            raise TypeError(f"sm_scale must be a real number, got {type(sm_scale).__name__}")
+        if not math.isfinite(sm_scale):
+            raise ValueError(f"sm_scale must be finite, got {sm_scale}")
     sink = attn_sink is not None
     how = dict(key_ranges=key_ranges)
     plan = _plan(shape, token_tile, deterministic, sink, **how)
@@ -545,7 +559,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                                 dict(indices=idx, lengths=lengths, keys=keys, bits=bits,
                                      counts=counts.view(-1), seq_len=s, kv_len=skv,
                                      tile_tokens=t, first_tile=first,
-                                     causal=int(bool(is_causal)), q_offset=q_offset),
+                                     causal=int(is_causal), q_offset=q_offset),
                                 device, stream)
             if plan.ranges:
                 clock = scratch["clock"]
@@ -559,7 +573,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                      dkv_lost=lost if deterministic else idx.new_empty(0),
                      computed=computed[-1], clock=clock, seq_len=s, kv_len=skv, groups=g,
                      heads_per_group=h // g, tile_tokens=t, first_tile=first,
-                     causal=int(bool(is_causal)), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
+                     causal=int(is_causal), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
                      lse_scale=1.0 if lse_base2 else LOG2E, sm_scale=sm_scale,
                      dkv_scale=float(2 ** FIXED_POINT_BITS), range_shift=range_shift,
                      round_ctas=round_size, window=KEY_RANGE_WINDOW),
@@ -628,7 +642,6 @@ def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, dq_out, dkv_ou
 
 
 bwd_op = torch.ops.sparse_mla.bwd
-bwd_into_op = torch.ops.sparse_mla.bwd_into
 
 
 class SparseMLA(torch.autograd.Function):
@@ -644,6 +657,7 @@ class SparseMLA(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, kv, indices, forward, sm_scale=None, is_causal=True, lse_base2=True,
                 topk_length=None, attn_sink=None, q_offset=0, deterministic=False):
+        _check_options(is_causal=is_causal, lse_base2=lse_base2, deterministic=deterministic)
         sm_scale = q.shape[-1] ** -0.5 if sm_scale is None else float(sm_scale)
         extras = {k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,
                                         q_offset=q_offset or None).items() if v is not None}

@@ -264,6 +264,11 @@ def test_sparse_mla_bwd_rejects_bad_shapes():
     (dict(q_offset=1.5), TypeError, "q_offset must be an int"),
     (dict(q_offset=2**31), ValueError, "q_offset = 2147483648"),
     (dict(deterministic=1), TypeError, "deterministic must be a bool"),
+    (dict(is_causal="False"), TypeError, "is_causal must be a bool"),
+    (dict(lse_base2=0), TypeError, "lse_base2 must be a bool"),
+    (dict(accumulate=1), TypeError, "accumulate must be a bool"),
+    (dict(sm_scale="abc"), TypeError, "sm_scale must be a real number"),
+    (dict(stats=[]), TypeError, "stats must be a dict"),
     (dict(token_tile=[2]), ValueError, "token_tile must be a positive int"),
     (dict(key_ranges=100), ValueError, "key_ranges must be None, a bool or a power of two"),
     (dict(key_ranges=32), ValueError, "key_ranges must be None, a bool or a power of two"),
@@ -283,6 +288,18 @@ def test_new_arguments_are_checked_before_launch(kw, exc, match):
     # Each is reported before the device check (these tensors are on the CPU).
     with pytest.raises(exc, match=match):
         sparse_mla.sparse_mla_bwd(*bwd_args(), **kw)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(attn_sink=[1.0]), TypeError, "attn_sink must be a torch.Tensor"),
+    (dict(attn_sink=torch.zeros(3)), ValueError, r"attn_sink must have shape \(16,\)"),
+    (dict(union_bytes="x"), ValueError, "union_bytes must be a non-negative int"),
+    (dict(union_bytes=-5), ValueError, "union_bytes must be a non-negative int"),
+    (dict(deterministic=None), TypeError, "deterministic must be a bool"),
+])
+def test_workspace_bytes_checks_its_options(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        sparse_mla.workspace_bytes(*bwd_args(), **kw)
 
 
 def test_workspace_bytes_follow_the_options():
