@@ -189,7 +189,14 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
         {"chip", chip},
         {"ptx", llvm::sys::path::filename(output + ".ptx").str()},
         {"kernels", std::move(kernels)},
-        {"target", llvm::json::Object{{"l2_bytes", sparse_mla::hopper::kL2Bytes}}}};
+        {"target",
+         llvm::json::Object{
+             {"l2_bytes", sparse_mla::hopper::kL2Bytes},
+             {"shared_bytes_per_cta", sparse_mla::hopper::kSharedBytesPerCTA},
+             {"reserved_shared_bytes_per_cta",
+              sparse_mla::hopper::kReservedSharedBytesPerCTA},
+             {"max_registers_per_thread",
+              sparse_mla::hopper::kMaxRegistersPerThread}}}};
     if (ptxas)
       root["cubin"] = llvm::sys::path::filename(output + ".cubin").str();
     std::string json;

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import torch
 
+from . import _runtime
+
 D, D_TAIL = 512, 64
 
 
@@ -124,7 +126,7 @@ def peers(with_reference, deterministic=False):
 
 
 def time_it(fn, args, reps, **kwargs):
-    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")  # > the 60 MB L2
+    flush = torch.empty(10 * _runtime.target()["l2_bytes"], dtype=torch.uint8, device="cuda")
     for _ in range(3):
         fn(*args, **kwargs)
     torch.cuda.synchronize()

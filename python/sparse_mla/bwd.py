@@ -331,11 +331,12 @@ def _plan(shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES, fit=N
 def round_ctas(name, device_index):
     """CTAs of kernel `name` that the device runs at once (its SMs times
     the CTAs an SM holds): a round of the key ranges' clock."""
-    kernel = _runtime.load_manifest()[name]
+    kernel, target = _runtime.load_manifest()[name], _runtime.target()
     props = torch.cuda.get_device_properties(device_index)
     threads = kernel["threads"]
-    regs = -(-kernel.get("registers", 255) // 8) * 8
-    per_sm = min(props.shared_memory_per_multiprocessor // (kernel["shared_bytes"] + 1024),
+    regs = -(-kernel.get("registers", target["max_registers_per_thread"]) // 8) * 8
+    shared = kernel["shared_bytes"] + target["reserved_shared_bytes_per_cta"]
+    per_sm = min(props.shared_memory_per_multiprocessor // shared,
                  props.regs_per_multiprocessor // (regs * threads),
                  props.max_threads_per_multi_processor // threads)
     return max(1, per_sm) * props.multi_processor_count

@@ -23,6 +23,9 @@ constexpr int64_t kWarpgroupThreads = kWarpThreads * kWarpgroupWarps;
 /// defines (`.shared .align 16 .b8 __dynamic_shmem__0`): a launch asking for
 /// all 227 KiB dynamic fails with CUDA_ERROR_INVALID_VALUE.
 constexpr int64_t kSharedBytesPerCTA = 232448 - 16;
+/// Shared memory the hardware keeps for itself per resident CTA, counted
+/// against the SM's with the CTA's own (how many CTAs an SM holds).
+constexpr int64_t kReservedSharedBytesPerCTA = 1024;
 /// The 128-byte swizzle repeats every 8 rows of 128 bytes: shared tiles
 /// start on multiples of it so that the pattern lines up with the address.
 constexpr int64_t kSwizzleAtomBytes = 1024;

@@ -42,10 +42,11 @@ sparse_mla::tile::getThreadElements(Attribute layout, ArrayRef<int64_t> shape,
     if (shape.size() != 2 || shape[0] % hopper::kWgmmaM || shape[1] % hopper::kWgmmaNStep)
       return fail(why, "#tile.mma needs a 2-D tile of 64k rows and 8n columns");
     for (int64_t mb = 0; mb < shape[0] / hopper::kWgmmaM; ++mb)
-      for (int64_t i = 0; i < shape[1] / 8; ++i)
+      for (int64_t i = 0; i < shape[1] / hopper::kWgmmaNStep; ++i)
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t e = 0; e < 2; ++e)
-            te.offsets.push_back({64 * mb + 8 * h, 8 * i + e});
+            te.offsets.push_back(
+                {hopper::kWgmmaM * mb + 8 * h, hopper::kWgmmaNStep * i + e});
     te.vector = 2;
     return te;
   }
@@ -95,7 +96,7 @@ sparse_mla::tile::getReductionLaneMasks(Attribute layout, unsigned dim) {
     // A row across every thread: each thread holds whole columns.
     if (dim == 0 && blocked.getLanes() == hopper::kWarpgroupThreads)
       return SmallVector<unsigned>{};
-    if (dim != 1 || blocked.getLanes() > 32)
+    if (dim != 1 || blocked.getLanes() > hopper::kWarpThreads)
       return failure();
     SmallVector<unsigned> masks;
     for (unsigned m = 1; m < blocked.getLanes(); m <<= 1)
@@ -114,7 +115,8 @@ BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,
   if (shape.size() != 2)
     return {};
   // The widest accesses that fit, then the most lanes per row.
-  for (int64_t v = std::max<int64_t>(1, 16 / elementBytes); v >= 1; v /= 2)
+  for (int64_t v = std::max<int64_t>(1, hopper::kAccessBytes / elementBytes); v >= 1;
+       v /= 2)
     for (int64_t l = maxLanes; l >= 1; l /= 2)
       if (shape[1] % (l * v) == 0 && shape[0] % (hopper::kWarpgroupThreads / l) == 0)
         return BlockedLayoutAttr::get(ctx, v, l);
@@ -126,13 +128,6 @@ int64_t sparse_mla::tile::getSharedLinearOffset(SharedLayoutAttr layout,
                                                 int64_t row, int64_t col) {
   ConstantArith a;
   return sharedByteOffset(a, layout, elementBytes, row, col, /*swizzled=*/false);
-}
-
-int64_t sparse_mla::tile::getSharedByteOffset(SharedLayoutAttr layout,
-                                              unsigned elementBytes,
-                                              int64_t row, int64_t col) {
-  ConstantArith a;
-  return sharedByteOffset(a, layout, elementBytes, row, col);
 }
 
 SharedLayoutAttr

@@ -487,7 +487,8 @@ int64_t ConvertLayoutOp::getScratchBytes() {
   int64_t elements = 1;
   for (int64_t d : from.getShape())
     elements *= d;
-  return llvm::alignTo(elements * getElementBytes(from.getElementType()), 16);
+  return llvm::alignTo(elements * getElementBytes(from.getElementType()),
+                       hopper::kAccessBytes);
 }
 
 LogicalResult ScanOp::verify() {

@@ -36,11 +36,12 @@ static Attribute defaultLayout(RegTileType type) {
     // Rows within a warp first; a single row spreads over the warpgroup.
     if (BlockedLayoutAttr l = getCoalescedLayout(ctx, type.getShape(), bytes))
       return l;
-    return getCoalescedLayout(ctx, type.getShape(), bytes, /*maxLanes=*/128);
+    return getCoalescedLayout(ctx, type.getShape(), bytes,
+                              /*maxLanes=*/hopper::kWarpgroupThreads);
   }
   // A vector: spread over the lanes of each warp, replicated across rows.
   int64_t n = type.getShape()[0], lanes = 1;
-  while (lanes < 32 && n % (lanes * 2) == 0)
+  while (lanes < hopper::kWarpThreads && n % (lanes * 2) == 0)
     lanes *= 2;
   return SliceLayoutAttr::get(ctx, 0, BlockedLayoutAttr::get(ctx, 1, lanes));
 }

@@ -46,7 +46,7 @@ SharedMemoryPlan sparse_mla::tile::planSharedMemory(
   kernel.walk([&](ScratchOpInterface op) {
     if (int64_t bytes = op.getScratchBytes()) {
       plan.scratch.push_back({op, plan.bytes});
-      plan.bytes += llvm::alignTo(bytes * kernel.getWarpgroups(), 16);
+      plan.bytes += llvm::alignTo(bytes * kernel.getWarpgroups(), hopper::kAccessBytes);
     }
   });
   return plan;

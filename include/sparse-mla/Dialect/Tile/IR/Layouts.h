@@ -58,7 +58,7 @@ getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
 BlockedLayoutAttr getCoalescedLayout(mlir::MLIRContext *ctx,
                                      llvm::ArrayRef<int64_t> shape,
                                      unsigned elementBytes,
-                                     int64_t maxLanes = 32);
+                                     int64_t maxLanes = hopper::kWarpThreads);
 
 /// Threads per row of a gather: 8 threads read a 128-byte line of a row,
 /// so each thread holds as few row indices (and row pointers) as it can
@@ -112,10 +112,6 @@ struct ConstantArith {
 /// sharedByteOffset before the swizzle, at compile time.
 int64_t getSharedLinearOffset(SharedLayoutAttr layout, unsigned elementBytes,
                               int64_t row, int64_t col);
-
-/// sharedByteOffset, swizzle applied, at compile time.
-int64_t getSharedByteOffset(SharedLayoutAttr layout, unsigned elementBytes,
-                            int64_t row, int64_t col);
 
 /// The shared layout the layout pass gives a fresh allocation: the widest
 /// swizzle (128, 64 or 32 bytes) that divides the row, blocks of 8-row atoms.
