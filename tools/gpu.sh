@@ -77,14 +77,20 @@ bench() {
 }
 
 ab() {
-  local arg name wheel dir
+  local arg name wheel dir file
   for arg in "$@"; do
     name=${arg%%=*} wheel=${arg#*=}
     dir=$(mktemp -d)
-    # pip wants a wheel's own file name; the builds may be renamed copies.
-    cp "$wheel" "$dir/sparse_mla-0.2.0+g0-py3-none-manylinux_2_24_x86_64.whl"
-    install "$dir/sparse_mla-0.2.0+g0-py3-none-manylinux_2_24_x86_64.whl" >/dev/null \
-      || { echo "== $name: install failed"; continue; }
+    # pip wants a wheel's own file name; the builds may be renamed copies:
+    # name it from its dist-info (name-version) and WHEEL's tag.
+    file=$(python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+info = next(n for n in z.namelist() if n.endswith(".dist-info/WHEEL"))
+tag = next(l[5:] for l in z.read(info).decode().splitlines() if l.startswith("Tag: "))
+print(info.split(".dist-info")[0] + "-" + tag + ".whl")' "$wheel") \
+      || { echo "== $name: $wheel is not a wheel"; continue; }
+    cp "$wheel" "$dir/$file"
+    install "$dir/$file" >/dev/null || { echo "== $name: install failed"; continue; }
     (cd /tmp && PYTHONUNBUFFERED=1 python3 -m sparse_mla.bench \
       --shapes "${SHAPES:-4096x64,16384x64,4096x16,16384x16}" --patterns random \
       ${BENCH_ARGS:-} --out "$dir/bench" > "$dir/bench.log" 2>&1)

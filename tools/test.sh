@@ -14,7 +14,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 bash "$root/tools/setup.sh"
 BUILD_DIR=$build bash "$root/tools/build.sh" >/dev/null
 cmake --build "$build" --target RuntimeTest fake_cuda
-/usr/lib/llvm-22/bin/lit -sv "$build/test"
+cmake --build "$build" --target check-sparse-mla-lit
 (cd "$build" && ctest --output-on-failure)
 PYTHONPATH="$root/bundle" python3 -m pytest -q "$root/test/python"
 python3 "$root/tools/fuzz_opt.py" --seconds "${FUZZ_SECONDS:-60}"

@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 
 from . import _runtime
-from .ops import check_devices, check_tensor, postprocess, preprocess, rows_view
+from .ops import _stream, check_devices, check_tensor, postprocess, preprocess, rows_view
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -444,8 +444,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       with it and contiguous outputs nothing is allocated.
     - ``key_ranges``: the key-range work order for long contexts (the CTAs
       that run together keep to one range of keys, so that the dKV rows
-      they add into stay in L2). None: on where the keys' fp32 dKV and kv
-      rows outgrow the L2 (``key_range_keys``); False: off; True: on; an
+      they add into stay in L2). None: on where the keys' dKV accumulator
+      (fp32, or 64-bit fixed point when deterministic) and kv rows outgrow
+      the L2 (``key_range_keys``); False: off; True: on; an
       int: on, with that many keys per range (a power of two). It changes
       the speed, not the result: dq stays bitwise repeatable (with token
       tiles, bitwise the same as without).
@@ -454,8 +455,9 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     adjacent tokens that share one gather and scatter of their keys. A dict
     passed as ``stats`` receives "tile_tokens" (T) and "blocks": an int32
     tensor of the 64-slot blocks each CTA of the main kernel computed (those
-    without a valid slot are skipped), in launch order, and "range_keys":
-    the keys per range of the key-range order (0: off)."""
+    without a valid slot are skipped), in launch order, "range_keys":
+    the keys per range of the key-range order (0: off) and "launches": the
+    launches of the main kernel that the token tiles' union buffers took."""
     shape = _shapes(q, kv, o, do, indices, lse)
     b, s, h, dqk, skv, g, d_v, topk, batched = shape
     lead = q.shape[:-3]
@@ -511,7 +513,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         workspace = torch.empty(plan.bytes, dtype=torch.uint8, device=q.device)
     scratch = plan.carve(workspace)
     dq = _buffer(dq_out, lambda: torch.empty(q.shape, dtype=q.dtype, device=q.device))
-    device, stream = q.device.index, torch.cuda.current_stream(q.device).cuda_stream
+    device, stream = q.device.index, _stream(q.device)
     tokens, rows, t = plan.tokens, plan.rows, plan.t
     ws = scratch["ws"]
     ws.zero_()
@@ -597,6 +599,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if stats is not None:
         stats["tile_tokens"] = t
         stats["range_keys"] = plan.range_keys
+        stats["launches"] = len(computed)
         stats["blocks"] = torch.cat(computed) if computed else indices.new_zeros(0)
     return (dq, dkv) if d_sink is None else (dq, dkv, d_sink)
 

@@ -238,6 +238,7 @@ def test_a_small_workspace_runs_more_launches(tiles_a_launch):
     check("dq", dq, ref[0])
     check("dkv", dkv, ref[1])
     assert stats["blocks"].numel() == 16
+    assert stats["launches"] == {1: 16, 3: 6}[tiles_a_launch]
     with pytest.raises(ValueError, match="workspace must hold at least"):
         sparse_mla.sparse_mla_bwd(*args, **kw, workspace=ws[:size // 2])
 

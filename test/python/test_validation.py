@@ -414,6 +414,9 @@ def test_union_builder_variants_cover_the_tiles():
 def test_token_tile_is_checked(tile, match):
     with pytest.raises(ValueError, match=match):
         sparse_mla.bwd.tile_tokens(16, 4096, 4096, 2048, tile)
+
+
+def test_token_tiles_need_a_union_builder():
     with pytest.raises(ValueError, match="no union builder for Skv = 300000"):
         sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 2)
     assert sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 1) == 1
