@@ -285,7 +285,8 @@ class _Plan:
             self.fixed.append(("lost", torch.int32, (self.rows,)))
         self.per_launch, self.launches = self.tiles, 1
         if self.unions:
-            per_tile = g * 8 * self.width        # keys and bits (counts aside)
+            per_tile = g * self.width * sum(dt.itemsize for name, dt, _ in self._unions(1)
+                                            if name in ("keys", "bits"))   # counts aside
             most = max(1, min(self.tiles, union_bytes // per_tile))
             if fit is not None:
                 while most > 1 and self._bytes(most) > fit:
