@@ -170,3 +170,31 @@ tile.kernel @slice_layout() warpgroups(1) {
   %s = tile.slice %a[%c0, %c0] : !tile.smem<64x64xbf16> to !tile.smem<64x64xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
 }
 
+
+// -----
+
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @slice_channel_buffer() warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    %out = tile.get_enter %ch : !chan
+    // expected-error @+1 {{slices a tile that has no layout}}
+    %s = tile.slice %out[%c0, %c0] : !tile.smem<64x64xbf16> to !tile.smem<32x64xbf16>
+    tile.get_exit %ch : !chan
+  }
+}
+
+// -----
+
+tile.kernel @reduce_narrow(%out: memref<?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{tile of shape '!tile.reg<8x32xf32>' cannot take layout #tile.blocked<vector = 4, lanes = 16>: #tile.blocked<vector = 4, lanes = 16> covers 8x64 blocks, which do not tile 8x32}}
+  %x = tile.splat %one : !tile.reg<8x32xf32>
+  %r = tile.reduce add %x along 1 : !tile.reg<8x32xf32> -> !tile.reg<8xf32, #tile.slice<dim = 1, parent = #tile.blocked<vector = 4, lanes = 16>>>
+  tile.store %r, %out[%c0] : !tile.reg<8xf32, #tile.slice<dim = 1, parent = #tile.blocked<vector = 4, lanes = 16>>>, memref<?xf32>
+}

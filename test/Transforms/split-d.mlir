@@ -1,6 +1,7 @@
 // RUN: sparse-mla-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d{overlap=0}))' | FileCheck %s
 // RUN: sparse-mla-opt %S/Inputs/split-d-interleaved-chunk.mlir --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d{chunk=24}))'
 // RUN: sparse-mla-opt %S/Inputs/split-d-overlap.mlir --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d))' | FileCheck %S/Inputs/split-d-overlap.mlir --check-prefix=OVERLAP
+// RUN: sparse-mla-opt %S/Inputs/split-d-bad-chunk.mlir --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-split-d{chunk=12}))'
 
 // The dKV shape in small: dkv += dS^T Q over 192 columns and dkv[:, :128] +=
 // P^T dO. Pieces 0 and 1 get all four GEMMs and one scatter; piece 2 only

@@ -423,3 +423,96 @@ tile.kernel @nothing() warpgroups(2) {
   tile.warp_specialize registers([240, 240]) {
   }
 }
+
+// -----
+
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<128x32xf32>
+tile.kernel @rows_from_registers(%a: memref<?x?xbf16>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %q = tile.load %a[%c0, %c0] : memref<?x?xbf16> -> !tile.reg<128x64xbf16>
+    %init = tile.splat %zero : !acc
+    // expected-error @+1 {{shares its rows between partitions: the operand that computes them must be a shared tile}}
+    %r = tile.gemm %q, %ds, %init {tile.partition_rows = array<i64: 0, 64>}
+        : !tile.reg<128x64xbf16>, !ds, !acc
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x128xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<128x32xf32>
+tile.kernel @acc_from_outside() warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  %init = tile.splat %zero : !acc
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{shares its rows, but a value that carries them is defined outside tile.warp_specialize}}
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 64>}
+        : !k, !ds, !acc
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x128xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<128x32xf32>
+tile.kernel @acc_through_while(%go: i1) warpgroups(2) {
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %out = scf.while (%a = %init) : (!acc) -> !acc {
+      scf.condition(%go) %a : !acc
+    } do {
+    ^bb0(%b: !acc):
+      // expected-error @+1 {{shares its rows between partitions, but they flow into a block argument it cannot narrow}}
+      %next = tile.gemm %k, %ds, %b {transpose_a, tile.partition_rows = array<i64: 0, 64>}
+          : !k, !ds, !acc
+      scf.yield %next : !acc
+    }
+  }
+}
+
+// -----
+
+!k = !tile.smem<64x128xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<128x32xf32>
+tile.kernel @acc_loaded(%m: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{computes rows that a tile.gemm shares between partitions; only splats, maps, loops and branches may carry them}}
+    %init = tile.load %m[%c0, %c0] : memref<?x?xf32> -> !acc
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 64>}
+        : !k, !ds, !acc
+  }
+}
+
+// -----
+
+!buf = !tile.smem<64x64xbf16>
+!acc = !tile.reg<64x64xf32>
+tile.kernel @view_both_sides(%out: memref<?x?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %p = tile.alloc : !buf
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    // expected-error @+1 {{is a view that partitions both write and read: take one view for each side}}
+    %v = tile.slice %p[%c0, %c0] : !buf to !buf
+    %s = tile.splat %zero {tile.partition = 0} : !acc
+    tile.write %s, %v : !acc, !buf
+    %x = tile.gemm %v, %v, %init {tile.partition = 1} : !buf, !buf, !acc
+    tile.store %x, %out[%c0, %c0] {tile.partition = 1} : !acc, memref<?x?xf32>
+  }
+}

@@ -1431,3 +1431,130 @@ tile.kernel @k() warpgroups(2) {
   // expected-error @+1 {{'tile.partition_cols' shares a tile.gemm's columns between the partitions of an unsplit tile.warp_specialize}}
   %a = tile.splat %zero {tile.partition_cols = array<i64: 0, 64>} : !tile.reg<64x128xf32>
 }
+
+// -----
+
+// Types, layouts, ops, channels, and the attributes that only the generic form
+// can get wrong.
+
+// expected-error @+1 {{register tile elements must be integers or floats}}
+func.func private @f(!tile.reg<64x64xindex>)
+
+// -----
+
+// expected-error @+1 {{#tile.blocked needs a 2-D tile}}
+func.func private @f(!tile.reg<64xf32, #tile.blocked<vector = 4, lanes = 16>>)
+
+// -----
+
+// expected-error @+1 {{#tile.slice needs a 1-D tile}}
+func.func private @f(!tile.reg<64x64xf32, #tile.slice<dim = 1, parent = #tile.mma>>)
+
+// -----
+
+// expected-error @+1 {{a channel holds at least one buffer}}
+tile.kernel @k(%c: !tile.channel<stages = 2>) warpgroups(1) {
+}
+
+// -----
+
+func.func @f(%v: !tile.reg<64xf32>, %m: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{transposes only 2-D tiles}}
+  tile.store %v, %m[%i] {transpose} : !tile.reg<64xf32>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
+  // expected-error @+1 {{may only drop the stage dimension of a 3-D ring}}
+  %r = tile.slice %s[%i, %i] : !tile.smem<64x64xbf16> to !tile.smem<2x64x64xbf16>
+  return
+}
+
+// -----
+
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{needs at least one warpgroup}}
+  tile.barrier warpgroups([])
+}
+
+// -----
+
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  // expected-error @+1 {{takes a channel; only tile.put_enter, tile.put_exit, tile.get_enter and tile.get_exit may}}
+  %x = builtin.unrealized_conversion_cast %ch : !chan to i32
+}
+
+// -----
+
+!chan = !tile.channel<!tile.smem<64x64xbf16>>
+tile.kernel @k() warpgroups(2) {
+  %ch = tile.channel : !chan
+  tile.warp_specialize registers([240, 240]) {
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+  tile.warp_specialize registers([240, 240]) {
+    // expected-error @+1 {{uses a channel of another tile.warp_specialize}}
+    %in = tile.put_enter %ch : !chan
+    tile.put_exit %ch : !chan
+  }, {
+    %out = tile.get_enter %ch : !chan
+    tile.get_exit %ch : !chan
+  }
+}
+
+// -----
+
+// expected-error @+1 {{needs a derive map, the names it binds and its symbols}}
+tile.kernel @k() warpgroups(1) variants([{n = 64}]) attributes {derive_names = ["m"]} {
+}
+
+// -----
+
+// expected-error @+1 {{needs both a grid map and its symbols}}
+tile.kernel @k() warpgroups(1) attributes {grid = affine_map<() -> (1)>} {
+}
+
+// -----
+
+func.func @f(%n: index, %a: !tile.reg<64xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{body takes the index and one argument per iter_arg}}
+  %r = "tile.pipelined_for"(%c0, %n, %c0, %a) ({
+  ^bb0(%i: index):
+    "tile.yield"(%a) : (!tile.reg<64xf32>) -> ()
+  }) {stages = 2 : i64} : (index, index, index, !tile.reg<64xf32>) -> !tile.reg<64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%n: index, %a: !tile.reg<64xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{one type per iter_arg expected}}
+  %r = tile.pipelined_for %i = %c0 to %n step %c0 stages(2) iter_args(%x = %a, %y = %a) -> (!tile.reg<64xf32>) {
+    tile.yield %x : !tile.reg<64xf32>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernels return no values}}
+"tile.kernel"() <{sym_name = "k", function_type = () -> i32, warpgroups = 1 : i32, arg_names = []}> ({
+^bb0:
+  tile.return
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{grid symbol #0 is not an argument}}
+tile.kernel @k(%n: i32) warpgroups(1) attributes {grid = affine_map<()[s0] -> (s0)>, grid_symbols = [{arg = "m"}]} {
+}
