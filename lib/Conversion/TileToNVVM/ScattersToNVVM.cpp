@@ -180,6 +180,29 @@ private:
       return vector::ExtractOp::create(b, loc, rows, slicePosition(rowsTe, rowOffset));
     }
 
+    /// Whether bit `mask` of the thread's lane is set.
+    Value laneBit(int64_t mask) {
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, threadInWarpgroup(b, loc), i32Const(b, loc, mask)),
+          i32Const(b, loc, 0));
+    }
+    Value pick(Value cond, Value ifSet, Value ifClear) {
+      return arith::SelectOp::create(b, loc, cond, ifSet, ifClear);
+    }
+    Value xorShuffle(Value v, int64_t mask) {
+      return gpu::ShuffleOp::create(b, loc, v, i32Const(b, loc, mask),
+                                    i32Const(b, loc, hopper::kWarpThreads), gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    }
+    /// A 2 x 2 transpose between lanes l and l ^ mask (`set`: this lane's
+    /// mask bit) in one exchange: the lane with the bit clear ends with (its
+    /// lo, the other's lo), the lane with it set with (the other's hi, its hi).
+    std::pair<Value, Value> transposeLanes(Value set, int64_t mask, Value lo, Value hi) {
+      Value got = xorShuffle(pick(set, lo, hi), mask);
+      return {pick(set, got, lo), pick(set, hi, got)};
+    }
+
     void add(const RowRun &r) {
       Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, r.row,
                                           i32Const(b, loc, 0));
@@ -263,21 +286,8 @@ private:
     void fixedPointLines(function_ref<Value(int64_t)> scaled) {
       Value lane = arith::AndIOp::create(b, loc, threadInWarpgroup(b, loc),
                                          i32Const(b, loc, hopper::kWarpThreads - 1));
-      auto bit = [&](int64_t mask) -> Value {
-        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                     arith::AndIOp::create(b, loc, lane, i32Const(b, loc, mask)),
-                                     i32Const(b, loc, 0));
-      };
-      Value a0 = bit(4), a1 = bit(8);
-      auto pick = [&](Value cond, Value ifSet, Value ifClear) -> Value {
-        return arith::SelectOp::create(b, loc, cond, ifSet, ifClear);
-      };
+      Value a0 = laneBit(4), a1 = laneBit(8);
       Value width = i32Const(b, loc, hopper::kWarpThreads);
-      auto exchange = [&](Value v, int64_t mask) -> Value {
-        return gpu::ShuffleOp::create(b, loc, v, i32Const(b, loc, mask), width,
-                                      gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-      };
       // Column of this lane's value a after the transpose: value a of lane
       // q held columns 2q + (a & 1) + 8 (a >> 1) of its row.
       Value quadCol = arith::MulIOp::create(
@@ -310,18 +320,13 @@ private:
             m.push_back(scaled(at.lookup({rowOffset, col0 + c})));
           // xor 8 exchanges the values of the other half of the columns ...
           SmallVector<Value, 4> n(4);
-          for (int64_t v0 = 0; v0 < 2; ++v0) {
-            Value got = exchange(pick(a1, m[v0], m[2 + v0]), 8);
-            n[v0] = pick(a1, got, m[v0]);
-            n[2 + v0] = pick(a1, m[2 + v0], got);
-          }
+          for (int64_t v0 = 0; v0 < 2; ++v0)
+            std::tie(n[v0], n[2 + v0]) = transposeLanes(a1, 8, m[v0], m[2 + v0]);
           // ... and xor 4 those of the other column of each pair.
           SmallVector<Value, 4> &g = t.emplace_back(4);
-          for (int64_t k1 = 0; k1 < 2; ++k1) {
-            Value got = exchange(pick(a0, n[2 * k1], n[2 * k1 + 1]), 4);
-            g[2 * k1] = pick(a0, got, n[2 * k1]);
-            g[2 * k1 + 1] = pick(a0, n[2 * k1 + 1], got);
-          }
+          for (int64_t k1 = 0; k1 < 2; ++k1)
+            std::tie(g[2 * k1], g[2 * k1 + 1]) =
+                transposeLanes(a0, 4, n[2 * k1], n[2 * k1 + 1]);
         }
         Value own = rowAt(rowOffset);
         for (int64_t k = 0; k < 4; ++k) {
@@ -382,33 +387,19 @@ private:
     /// row r + 8, so every reduction is a 16-byte v4.
     void mmaPairs() {
       SmallVector<Run> runs = runsOf(b, loc, type.getLayout(), te);
-      Value tid = threadInWarpgroup(b, loc);
-      Value odd = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 1)), i32Const(b, loc, 0));
-      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
-        return arith::SelectOp::create(b, loc, odd, ifOdd, ifEven);
-      };
+      Value odd = laneBit(1);
       // The odd lane's four columns start two before its own pair.
-      Value colBase = arith::SubIOp::create(b, loc, runs.front().base[1],
-                                            pick(i32Const(b, loc, 2), i32Const(b, loc, 0)));
-      Value width = i32Const(b, loc, hopper::kWarpThreads);
-      Value one = i32Const(b, loc, 1);
+      Value colBase = arith::SubIOp::create(
+          b, loc, runs.front().base[1], pick(odd, i32Const(b, loc, 2), i32Const(b, loc, 0)));
       // runsOf lists an mma tile's runs as (row r, row r + 8) pairs.
       for (size_t p = 0; p + 1 < runs.size(); p += 2) {
         const Run &top = runs[p], &bottom = runs[p + 1];
         assert(bottom.offsets[0] == top.offsets[0] + 8 &&
                bottom.offsets[1] == top.offsets[1] && "mma runs come in row pairs");
-        Value t0 = element(top.first), t1 = element(top.first + 1);
-        Value b0 = element(bottom.first), b1 = element(bottom.first + 1);
-        SmallVector<Value, 2> got;
-        for (auto [ifOdd, ifEven] : {std::pair{t0, b0}, std::pair{t1, b1}})
-          got.push_back(gpu::ShuffleOp::create(b, loc, pick(ifOdd, ifEven), one, width,
-                                               gpu::ShuffleMode::XOR)
-                            .getShuffleResult());
+        auto [c0, c2] = transposeLanes(odd, 1, element(top.first), element(bottom.first));
+        auto [c1, c3] = transposeLanes(odd, 1, element(top.first + 1), element(bottom.first + 1));
         Value col = arith::AddIOp::create(b, loc, colBase, i32Const(b, loc, top.offsets[1]));
-        add({pick(rowAt(bottom.offsets[0]), rowAt(top.offsets[0])), col,
-             {pick(got[0], t0), pick(got[1], t1), pick(b0, got[0]), pick(b1, got[1])}});
+        add({pick(odd, rowAt(bottom.offsets[0]), rowAt(top.offsets[0])), col, {c0, c1, c2, c3}});
       }
     }
 
@@ -454,15 +445,6 @@ private:
     /// come first, so their latency overlaps.
     void tradedQuads(llvm::MapVector<std::pair<int64_t, int64_t>, RowRun> &quads) {
       Value odd;
-      Value four = i32Const(b, loc, 4);
-      Value width = i32Const(b, loc, hopper::kWarpThreads);
-      auto pick = [&](Value ifOdd, Value ifEven) -> Value {
-        return arith::SelectOp::create(b, loc, odd, ifOdd, ifEven);
-      };
-      auto trade = [&](Value v) -> Value {
-        return gpu::ShuffleOp::create(b, loc, v, four, width, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-      };
       DenseMap<int64_t, Value> otherRows; // by row offset: the row of lane l ^ 4
       SmallVector<RowRun> traded;
       for (auto &[at, a] : quads) {
@@ -474,24 +456,21 @@ private:
           continue;
         }
         if (!odd)
-          odd = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ne,
-              arith::AndIOp::create(b, loc, threadInWarpgroup(b, loc), four),
-              i32Const(b, loc, 0));
+          odd = laneBit(4);
         const RowRun &r1 = right->second;
         // The odd lane sends its left group, the even lane its right one;
         // then both add the even lane's row, then both the odd lane's.
-        RowRun evenRow{nullptr, pick(r1.col, a.col), {}}, oddRow = evenRow;
+        RowRun evenRow{nullptr, pick(odd, r1.col, a.col), {}}, oddRow = evenRow;
         for (auto [l, r] : llvm::zip(a.values, r1.values)) {
-          Value got = trade(pick(l, r));
-          evenRow.values.push_back(pick(got, l));
-          oddRow.values.push_back(pick(r, got));
+          auto [even, oddValue] = transposeLanes(odd, 4, l, r);
+          evenRow.values.push_back(even);
+          oddRow.values.push_back(oddValue);
         }
         Value &otherRow = otherRows[at.first];
         if (!otherRow)
-          otherRow = trade(a.row);
-        evenRow.row = pick(otherRow, a.row);
-        oddRow.row = pick(a.row, otherRow);
+          otherRow = xorShuffle(a.row, 4);
+        evenRow.row = pick(odd, otherRow, a.row);
+        oddRow.row = pick(odd, a.row, otherRow);
         traded.push_back(evenRow);
         traded.push_back(oddRow);
       }
