@@ -108,20 +108,21 @@ void *Runtime::primaryContext(int device) {
 class Runtime::ContextScope {
 public:
   ContextScope(const Runtime &rt, void *ctx) : rt(rt) {
-    rt.check(rt.driver->cuCtxGetCurrent(&previous), "cuCtxGetCurrent");
-    if (previous != ctx)
+    void *current = nullptr;
+    rt.check(rt.driver->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (current != ctx) {
       rt.check(rt.driver->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
-    else
-      previous = nullptr;
+      restore = current;
+    }
   }
   ~ContextScope() {
-    if (previous)
-      rt.driver->cuCtxSetCurrent(previous);
+    if (restore)
+      rt.driver->cuCtxSetCurrent(restore);
   }
 
 private:
   const Runtime &rt;
-  void *previous = nullptr;
+  void *restore = nullptr; // the caller's context, where it was another
 };
 
 Kernel &Runtime::getKernel(const std::string &path, const std::string &name,

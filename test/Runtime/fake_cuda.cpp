@@ -23,8 +23,9 @@ bool fails(const char *fn) {
   const char *f = std::getenv("FAKE_CUDA_FAIL");
   return f && std::strcmp(f, fn) == 0;
 }
-void *currentCtx = nullptr;
-void *loadCtx = nullptr, *launchCtx = nullptr;
+// Current per thread, as the driver's is.
+thread_local void *currentCtx = nullptr;
+std::atomic<void *> loadCtx{nullptr}, launchCtx{nullptr};
 int fakeCtx[8], callerCtx, fakeModule, fakeFunction;
 /// The device of a primary context, 99 for the caller's own, -1 for none.
 int deviceOf(void *ctx) {
@@ -46,7 +47,7 @@ void fake_cuda_reset() {
 }
 /// 0: now, 1: at the last module load, 2: at the last launch.
 int fake_cuda_context(int when) {
-  return deviceOf(when == 0 ? currentCtx : when == 1 ? loadCtx : launchCtx);
+  return deviceOf(when == 0 ? currentCtx : when == 1 ? loadCtx.load() : launchCtx.load());
 }
 /// Makes a context of the caller's (not a primary one of ours) current.
 void fake_cuda_use_caller_context() { currentCtx = &callerCtx; }
