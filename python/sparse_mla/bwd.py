@@ -49,6 +49,8 @@ _ALIGN = 256
 KEY_RANGE_WINDOW = 1
 _KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
+# A union entry (kernels/sparse_mla_union.mlir): its key and its tokens' bits.
+_UNION_ENTRY = (("keys", torch.int32), ("bits", torch.int32))
 
 
 def variants():
@@ -285,8 +287,7 @@ class _Plan:
             self.fixed.append(("lost", torch.int32, (self.rows,)))
         self.per_launch, self.launches = self.tiles, 1
         if self.unions:
-            per_tile = g * self.width * sum(dt.itemsize for name, dt, _ in self._unions(1)
-                                            if name in ("keys", "bits"))   # counts aside
+            per_tile = g * self.width * sum(dt.itemsize for _, dt in _UNION_ENTRY)  # counts aside
             most = max(1, min(self.tiles, union_bytes // per_tile))
             if fit is not None:
                 while most > 1 and self._bytes(most) > fit:
@@ -303,9 +304,8 @@ class _Plan:
         # The clock of the key ranges: a row per round of CTAs, at most one
         # per CTA of a launch.
         clock = [("clock", torch.int32, (n * self.g * self.blocks, self.ranges))]
-        return [("keys", torch.int32, (n * self.g, self.width)),
-                ("bits", torch.int32, (n * self.g, self.width)),
-                ("counts", torch.int32, (n, self.g))] + (clock if self.ranges else [])
+        return ([(name, dt, (n * self.g, self.width)) for name, dt in _UNION_ENTRY]
+                + [("counts", torch.int32, (n, self.g))] + (clock if self.ranges else []))
 
     def _bytes(self, n):
         return sum(_round_up(_numel(sh) * dt.itemsize) for _, dt, sh in self.fixed + self._unions(n))
