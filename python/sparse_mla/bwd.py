@@ -41,11 +41,12 @@ _ALIGN = 256
 # together spread over at most KEY_RANGE_WINDOW + 1 ranges of keys, whose
 # dKV rows (4 bytes a column in fp32, 8 in the deterministic mode's fixed
 # point) and kv rows (2) are meant to fit the L2 together. By default they
-# are on where all keys' rows outgrow the L2 (per token), or outgrow it
-# _TILE_L2_TIMES over (token tiles: their unions
-# are in key order already; on an H100 the ranges changed nothing at S =
-# Skv = 32K, cost 0-4% with 4096 tail queries at Skv = 64K and saved a third
-# at 128K).
+# are on where all keys' rows outgrow the L2 (per token, and token tiles in
+# the deterministic mode: on an H200 ranges of 4096 keys took 9-13% off at
+# S = Skv = 16K and 4% at 12K), or outgrow it _TILE_L2_TIMES over (token
+# tiles in fp32: their unions are in key order already; on an H100 the
+# ranges changed nothing at S = Skv = 32K, cost 0-4% with 4096 tail queries
+# at Skv = 64K and saved a third at 128K).
 KEY_RANGE_WINDOW = 1
 _KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
@@ -111,14 +112,14 @@ def key_range_keys(kv_len, dqk, key_ranges=None, token_tiles=False, deterministi
     """Keys per range of the key-range work order (a power of two), or 0
     for none. ``key_ranges``: None chooses from the target's L2 (on where
     the dKV accumulator and kv rows of kv_len keys outgrow it,
-    _TILE_L2_TIMES over with ``token_tiles``), False is off, True on, an int
-    sets the keys per range (a power of two >= 64)."""
+    _TILE_L2_TIMES over with fp32 ``token_tiles``), False is off, True on, an
+    int sets the keys per range (a power of two >= 64)."""
     if key_ranges is False:
         return 0
     if key_ranges is not None and key_ranges is not True:
         return key_ranges
     l2 = _runtime.target()["l2_bytes"]
-    times = _TILE_L2_TIMES if token_tiles else 1
+    times = _TILE_L2_TIMES if token_tiles and not deterministic else 1
     per_column = (8 if deterministic else 4) + _KV_BYTES_PER_COLUMN
     if key_ranges is None and kv_len * dqk * per_column <= times * l2:
         return 0

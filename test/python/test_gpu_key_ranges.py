@@ -2,7 +2,8 @@
 against the float64 reference, with ranges forced small so that a small Skv
 spans many of them: per token and in token tiles, kv groups, batches, both
 causal modes, repeated keys, rows whose keys fill one range or skip some,
-CTAs without slots, and a clock whose rounds never fill (bounded waits)."""
+CTAs without slots, a clock whose rounds never fill (bounded waits), and the
+deterministic mode (bitwise the same with and without ranges)."""
 
 import pytest
 import torch
@@ -80,6 +81,19 @@ def test_dq_is_bitwise_repeatable_with_ranges(h):
     assert all(torch.equal(runs[0], r) for r in runs[1:])
     if h == 16:   # token tiles: the same union with and without the clock
         assert torch.equal(runs[0], sparse_mla.sparse_mla_bwd(*args, **kw)[0])
+
+
+@pytest.mark.parametrize("h", [16, 64])
+def test_deterministic_ranges_give_the_same_bits_as_none(h):
+    # The fixed point's sums are exact in any order: with ranges (on by
+    # default from 9.1K keys, token tiles too) dq and dkv are bitwise those
+    # without, and both match the reference.
+    args, kw = make_case(256, h, 256, skv=2048, seed=67)
+    kw = dict(kw, deterministic=True)
+    (dq, dkv), stats = run_with_ranges(args, kw, 128)
+    assert stats["tile_tokens"] == (4 if h == 16 else 1)
+    dq_off, dkv_off = sparse_mla.sparse_mla_bwd(*args, **dict(kw, key_ranges=False))
+    assert torch.equal(dq, dq_off) and torch.equal(dkv, dkv_off)
 
 
 def test_a_clock_whose_rounds_never_fill_only_waits_a_bounded_time(monkeypatch):

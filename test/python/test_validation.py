@@ -345,11 +345,14 @@ def test_key_ranges_follow_the_l2_of_the_target():
     assert sparse_mla.bwd.key_range_keys(1 << 20, 576, False) == 0
     assert sparse_mla.bwd.key_range_keys(1024, 576, 256) == 256
     # The deterministic mode's accumulator is 8 bytes a column: on sooner,
-    # in smaller ranges.
+    # in smaller ranges, and for token tiles as soon as for tokens.
     det_fits = l2 // (576 * 10)
     assert sparse_mla.bwd.key_range_keys(det_fits, 576, deterministic=True) == 0
     det_keys = sparse_mla.bwd.key_range_keys(det_fits + 1, 576, deterministic=True)
     assert det_keys & (det_keys - 1) == 0 and 2 * det_keys * 576 * 10 <= l2 < 4 * det_keys * 576 * 10
+    assert sparse_mla.bwd.key_range_keys(det_fits, 576, token_tiles=True, deterministic=True) == 0
+    assert sparse_mla.bwd.key_range_keys(det_fits + 1, 576, token_tiles=True,
+                                         deterministic=True) == det_keys
 
 
 def test_sparse_mla_bwd_checks_the_device_last():
