@@ -4,8 +4,8 @@ D_tail 64 and 0, per token and in token tiles; then the training paths:
 topk_length, attention sinks, a query offset, the deterministic (fixed
 point) variants, accumulating into caller-owned outputs from a workspace
 with room for one tile's union a launch; and the key ranges' clock (ranges
-of 64 keys, per token and in tiles, with a round larger than the GPU holds
-so that its waits run out)."""
+of 64 keys, per token and in tiles, in both modes, with a round larger than
+the GPU holds so that its waits run out)."""
 import torch
 
 import sparse_mla
@@ -49,7 +49,9 @@ for heads, tile, round_size in ((64, 1, None), (16, 4, None), (64, 1, 1 << 20)):
         sparse_mla.bwd.round_ctas = lambda name, device: round_size
     qh = q[:, :, :1].expand(1, s, heads, 512).contiguous()
     oh, lseh = sparse_mla_fwd_reference(qh, kv_long, idx_long)
-    sparse_mla.sparse_mla_bwd(qh, kv_long, oh, torch.randn_like(oh), idx_long, lseh,
-                              token_tile=tile, key_ranges=64, is_causal=False)
+    for det in (False, True):
+        sparse_mla.sparse_mla_bwd(qh, kv_long, oh, torch.randn_like(oh), idx_long, lseh,
+                                  token_tile=tile, key_ranges=64, is_causal=False,
+                                  deterministic=det)
 torch.cuda.synchronize()
 print("sanitize_bwd: done")
