@@ -43,10 +43,11 @@ _ALIGN = 256
 # point) and kv rows (2) are meant to fit the L2 together. By default they
 # are on where all keys' rows outgrow the L2 (per token, and token tiles in
 # the deterministic mode: on an H200 ranges of 4096 keys took 9-13% off at
-# S = Skv = 16K and 4% at 12K), or outgrow it _TILE_L2_TIMES over (token
-# tiles in fp32: their unions are in key order already; on an H100 the
-# ranges changed nothing at S = Skv = 32K, cost 0-4% with 4096 tail queries
-# at Skv = 64K and saved a third at 128K).
+# S = Skv = 16K and 4% at 12K, bench/results/2026-12-07-f813385-gpu-h200.md),
+# or outgrow it _TILE_L2_TIMES over (token tiles in fp32: their unions are
+# in key order already; on an H100 the ranges changed nothing at S = Skv =
+# 32K, cost 0-4% with 4096 tail queries at Skv = 64K and saved a third at
+# 128K).
 KEY_RANGE_WINDOW = 1
 _KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
