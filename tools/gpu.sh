@@ -12,7 +12,8 @@
 #                                        ../shared/peers/install_on_gpu.sh)
 #   tools/gpu.sh ab NAME=WHEEL ...       A/B of builds in one run: each wheel installed in
 #                                        turn, the bench at $SHAPES (random pattern, more
-#                                        options in $BENCH_ARGS); tables to stdout
+#                                        options in $BENCH_ARGS); tables to stdout; then
+#                                        $AB_RUN, a command run in bench/, if set
 #   tools/gpu.sh profile [HEADS ...]     Nsight Compute sections and stall reasons of the main
 #                                        kernel at S=4096 (default H 16 64; bench/profile_bwd.py,
 #                                        options in $PROFILE_ARGS); SOURCE=1 adds per-SASS stalls
@@ -96,6 +97,7 @@ print(info.split(".dist-info")[0] + "-" + tag + ".whl")' "$wheel") \
       ${BENCH_ARGS:-} --out "$dir/bench" > "$dir/bench.log" 2>&1)
     echo "== $name ($wheel)"
     grep -E '^\| ' "$dir/bench/bench.md" 2>/dev/null || tail -20 "$dir/bench.log"
+    [ -z "${AB_RUN:-}" ] || (cd "$root/bench" && PYTHONUNBUFFERED=1 bash -c "$AB_RUN" 2>&1)
   done
 }
 

@@ -12,6 +12,8 @@ import ctypes
 import functools
 import json
 import os
+import struct
+import threading
 from pathlib import Path
 
 
@@ -23,14 +25,27 @@ _HERE = Path(__file__).resolve().parent
 
 
 def kernels_dir() -> Path:
-    return Path(os.environ.get("SPARSE_MLA_KERNELS", _HERE / "kernels"))
+    """SPARSE_MLA_KERNELS, read at each call (so that it may switch builds
+    in one process), else the bundle's kernels/."""
+    return _kernels_dir(os.environ.get("SPARSE_MLA_KERNELS"))
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels_dir(variable):
+    return Path(variable) if variable else _HERE / "kernels"
 
 
 def load_manifest(directory=None) -> dict:
     """Kernel name -> manifest entry (with the file to load under 'file'), of
-    the manifests in ``directory`` (default: kernels_dir(), read at each
-    call, so that SPARSE_MLA_KERNELS may switch builds in one process)."""
-    return _manifest(Path(directory) if directory else kernels_dir())
+    the manifests in ``directory`` (default: kernels_dir())."""
+    if directory is None:
+        return _default_manifest(os.environ.get("SPARSE_MLA_KERNELS"))
+    return _manifest(Path(directory))
+
+
+@functools.lru_cache(maxsize=None)
+def _default_manifest(variable):
+    return _manifest(_kernels_dir(variable))
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,36 +90,82 @@ def _library():
     return lib
 
 
-_SCALARS = {"f32": ctypes.c_float, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-            "index": ctypes.c_int64, "i1": ctypes.c_bool}
+# Each kernel parameter (a scalar or a descriptor field) is packed into an
+# 8-byte slot of one buffer, and the launch gets a pointer to each slot.
+_SLOT = 8
+_SCALARS = {"f32": "f4x", "i32": "i4x", "i64": "q", "index": "q", "i1": "?7x"}
+
+
+class _Abi:
+    """A kernel's parameters from its manifest, compiled once: the argument
+    names in order, a struct format of all slots, and the ranks of memrefs
+    (None for scalars)."""
+
+    def __init__(self, kernel):
+        specs = kernel["args"]
+        self.kernel = kernel["name"]
+        self.names = [spec["name"] for spec in specs]
+        self.name_set = frozenset(self.names)
+        self.ranks = [spec["rank"] if spec["kind"] == "memref" else None for spec in specs]
+        self.format = "=" + "".join("q" * (3 + 2 * spec["rank"]) if spec["kind"] == "memref"
+                                    else _SCALARS[spec["dtype"]] for spec in specs)
+        self.slots = struct.calcsize(self.format) // _SLOT
+        self.local = threading.local()
+
+    def values(self, args):
+        if args.keys() != self.name_set:
+            missing = [n for n in self.names if n not in args]
+            unknown = sorted(set(args) - self.name_set)
+            raise KernelError(f"{self.kernel}: " + "; ".join(
+                part for part in (f"missing arguments {missing}" if missing else "",
+                                  f"unknown arguments {unknown}" if unknown else "") if part))
+        values = []
+        for name, rank in zip(self.names, self.ranks):
+            arg = args[name]
+            if rank is None:
+                values.append(arg)
+                continue
+            if arg.dim() != rank:
+                raise KernelError(f"{self.kernel} argument {name} must have rank {rank}, "
+                                  f"got {arg.dim()}")
+            ptr = arg.data_ptr()
+            values += (ptr, ptr, 0, *arg.shape, *arg.stride())
+        return values
+
+    def pack(self, values):
+        """The pointers to the slots that hold `values`: this thread's
+        parameter buffer of the kernel, valid until its next launch (the
+        driver copies the parameters at launch)."""
+        buffer = getattr(self.local, "buffer", None)
+        if buffer is None:
+            slots = (ctypes.c_int64 * self.slots)()
+            base = ctypes.addressof(slots)
+            params = (ctypes.c_void_p * self.slots)(*range(base, base + _SLOT * self.slots, _SLOT))
+            buffer = self.local.buffer = (slots, params)
+        try:
+            struct.pack_into(self.format, buffer[0], 0, *values)
+        except (struct.error, OverflowError, TypeError) as e:
+            raise KernelError(f"{self.kernel}: an argument does not fit its C type: {e}") from e
+        return buffer[1]
+
+
+_ABIS = {}
+
+
+def _abi(kernel: dict) -> _Abi:
+    key = (kernel.get("file"), kernel["name"])
+    abi = _ABIS.get(key)
+    if abi is None:
+        abi = _ABIS[key] = _Abi(kernel)
+    return abi
 
 
 def pack_args(kernel: dict, args: dict) -> list:
-    """The ctypes values of the kernel parameters for ``args``, a dict by the
-    names the manifest gives them (the kernel's own): tensors for memrefs,
-    Python numbers for scalars."""
-    specs = kernel["args"]
-    names = [spec["name"] for spec in specs]
-    missing = [n for n in names if n not in args]
-    unknown = sorted(set(args) - set(names))
-    if missing or unknown:
-        raise KernelError(f"{kernel['name']}: " + "; ".join(
-            part for part in (f"missing arguments {missing}" if missing else "",
-                              f"unknown arguments {unknown}" if unknown else "") if part))
-    values = []
-    for name, spec in zip(names, specs):
-        arg = args[name]
-        if spec["kind"] == "memref":
-            if arg.dim() != spec["rank"]:
-                raise KernelError(f"{kernel['name']} argument {name} must have rank "
-                                  f"{spec['rank']}, got {arg.dim()}")
-            ptr = ctypes.c_void_p(arg.data_ptr())
-            values += [ptr, ctypes.c_void_p(arg.data_ptr()), ctypes.c_int64(0)]
-            values += [ctypes.c_int64(s) for s in arg.shape]
-            values += [ctypes.c_int64(s) for s in arg.stride()]
-        else:
-            values.append(_SCALARS[spec["dtype"]](arg))
-    return values
+    """The values of the kernel parameters for ``args``, a dict by the names
+    the manifest gives them (the kernel's own): tensors for memrefs (their
+    descriptor: allocated and aligned pointer, offset, sizes, strides),
+    Python numbers for scalars; in the kernel's order."""
+    return _abi(kernel).values(args)
 
 
 _GRID_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
@@ -141,7 +202,8 @@ def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
     kernel = load_manifest(directory).get(name)
     if kernel is None:
         raise KernelError(f"no compiled kernel {name} in {directory or kernels_dir()}")
-    values = pack_args(kernel, args)
+    abi = _abi(kernel)
+    values = abi.values(args)
     if kernel.get("grid"):
         if grid is not None:
             raise KernelError(f"{name} declares its grid; do not pass one")
@@ -163,7 +225,7 @@ def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
     if lib.smla_get_kernel(kernel["file"].encode(), name.encode(), device_index,
                            ctypes.byref(handle)):
         raise KernelError(lib.smla_last_error().decode())
-    params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+    params = abi.pack(values)
     if lib.smla_launch(handle, grid[0], grid[1], grid[2], kernel["threads"],
                        kernel["shared_bytes"], ctypes.c_void_p(stream), params):
         raise KernelError(lib.smla_last_error().decode())

@@ -271,6 +271,7 @@ class _Plan:
             self.range_keys = 0
         self.ranges = -(-skv // self.range_keys) if self.range_keys else 0
         self.unions = self.t > 1 or self.ranges > 0
+        self.union = select_union(skv, self.width) if self.unions else None
         self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic)
         self.blocks = -(-heads // self.per_cta)
         if g * self.blocks > _runtime.GRID_LIMITS[1]:
@@ -561,7 +562,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                 keys = scratch["keys"][:n * g]
                 bits = scratch["bits"][:n * g]
                 counts = scratch["counts"][:n]
-                _runtime.launch(select_union(skv, t * topk),
+                _runtime.launch(plan.union,
                                 dict(indices=idx, lengths=lengths, keys=keys, bits=bits,
                                      counts=counts.view(-1), seq_len=s, kv_len=skv,
                                      tile_tokens=t, first_tile=first,

@@ -46,10 +46,10 @@ def test_memrefs_are_passed_as_descriptors():
     # (allocated, aligned, offset, sizes, strides) of four matrices and a
     # vector, then two scalars.
     assert len(values) == 4 * (3 + 2 + 2) + (3 + 1 + 1) + 2
-    assert values[0].value == values[1].value == ws.data_ptr()
-    assert [v.value for v in values[2:7]] == [0, 5, 24, 24, 1]
-    assert [v.value for v in values[16:19]] == [0, 0, 1]
-    assert values[19].value == out.data_ptr()
+    assert values[0] == values[1] == ws.data_ptr()
+    assert values[2:7] == [0, 5, 24, 24, 1]
+    assert values[16:19] == [0, 0, 1]
+    assert values[19] == out.data_ptr()
 
 
 def test_arguments_are_passed_by_name():
@@ -58,12 +58,30 @@ def test_arguments_are_passed_by_name():
     out = torch.zeros(5, 24, dtype=torch.bfloat16)
     # The manifest's order, whatever the dict's.
     backwards = dict(reversed(post_args(ws, out).items()))
-    assert ([v.value for v in _runtime.pack_args(kernel, backwards)]
-            == [v.value for v in _runtime.pack_args(kernel, post_args(ws, out))])
+    assert _runtime.pack_args(kernel, backwards) == _runtime.pack_args(kernel, post_args(ws, out))
     with pytest.raises(sparse_mla.KernelError, match=r"missing arguments \['unit'\]"):
         _runtime.pack_args(kernel, {k: v for k, v in backwards.items() if k != "unit"})
     with pytest.raises(sparse_mla.KernelError, match=r"unknown arguments \['scale'\]"):
         _runtime.pack_args(kernel, dict(backwards, scale=1.0))
+
+
+def test_the_launch_buffer_holds_each_parameter_in_its_own_slot():
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    ws = torch.zeros(5, 24)
+    out = torch.zeros(5, 24, dtype=torch.bfloat16)
+    abi = _runtime._abi(kernel)
+    values = _runtime.pack_args(kernel, dict(post_args(ws, out), accumulate=1, unit=0.375))
+    params = abi.pack(values)
+    assert len(params) == len(values) == abi.slots
+    # What the driver reads behind each pointer: 8-byte descriptor fields,
+    # then an i32 and an f32 (the kernel's C types).
+    fields = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value for p in params]
+    assert fields[:-2] == values[:-2]
+    assert ctypes.cast(params[-2], ctypes.POINTER(ctypes.c_int32)).contents.value == 1
+    assert ctypes.cast(params[-1], ctypes.POINTER(ctypes.c_float)).contents.value == 0.375
+    # A value outside its C type is an error, not a wrapped number.
+    with pytest.raises(sparse_mla.KernelError, match="does not fit its C type"):
+        abi.pack(values[:-2] + [2**31, 0.375])
 
 
 def test_wrong_rank_for_the_abi_is_rejected():

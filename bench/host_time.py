@@ -1,0 +1,87 @@
+"""Where the time of a short backward call goes: the host's Python per call,
+the wall clock of a call as the benchmark times it (CUDA events after an L2
+flush) and the GPU time of its kernels (torch.profiler); wall minus kernels
+is the time the GPU waited for the host. Works with any installed build.
+
+    python3 bench/host_time.py [--shapes 2048x16,4096x16] [--reps 50]
+    python3 bench/host_time.py --cpu     # no GPU: the C runtime, the device
+                                         # checks and workspace zeroing stubbed
+"""
+import argparse
+import time
+
+import torch
+
+import sparse_mla
+from sparse_mla import _runtime, bwd
+
+
+def host_us(args, reps, rounds=5):
+    """Microseconds of host time per call, the calls issued back to back
+    (the least of `rounds` rounds of `reps` calls)."""
+    best = float("inf")
+    for _ in range(rounds):
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            sparse_mla.sparse_mla_bwd(*args, lse_base2=False)
+        best = min(best, time.perf_counter() - t0)
+    return best / reps * 1e6
+
+
+def stub_device():
+    """Run the call's Python on CPU tensors: launches reach a C library
+    that does nothing, device checks pass, zeroing is skipped (on a GPU it
+    is one asynchronous memset)."""
+    class Library:
+        def smla_get_kernel(self, *a):
+            return 0
+
+        def smla_launch(self, *a):
+            return 0
+    _runtime._library = lambda: Library()
+    bwd.check_devices = sparse_mla.ops.check_devices = lambda **_: None
+    bwd._stream = sparse_mla.ops._stream = lambda device: 0
+    bwd.round_ctas = lambda name, device: 132
+    torch.Tensor.zero_ = lambda self: self
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", default="2048x16,4096x16,2048x64")
+    ap.add_argument("--topk", type=int, default=2048)
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--cpu", action="store_true")
+    a = ap.parse_args()
+    where = "cpu (stubbed)" if a.cpu else torch.cuda.get_device_name()
+    print(f"sparse_mla {sparse_mla.__version__} on {where}")
+    if a.cpu:
+        stub_device()
+    for shape in a.shapes.split(","):
+        s, h = map(int, shape.split("x"))
+        if a.cpu:
+            args = _cpu_inputs(s, h, a.topk)
+            print(f"S={s} H={h}: host {host_us(args, a.reps):.0f} us a call")
+            continue
+        from sparse_mla.bench import make_inputs, time_it
+        from kernel_times import kernel_times
+        args = make_inputs(s, h, a.topk, "random")
+        host = host_us(args, a.reps)
+        call = lambda *x: sparse_mla.sparse_mla_bwd(*x, lse_base2=False)  # noqa: E731
+        wall = time_it(call, args, a.reps)[0] * 1e3
+        kernels = sum(kernel_times(s, h, a.topk, a.reps).values())
+        print(f"S={s} H={h}: host {host:.0f} us a call, wall {wall:.0f} us, kernels "
+              f"{kernels:.0f} us, GPU waiting {wall - kernels:.0f} us")
+
+
+def _cpu_inputs(s, h, topk, d_v=512, d_tail=64):
+    q = torch.randn(s, h, d_v + d_tail).bfloat16()
+    kv = torch.randn(s, 1, d_v + d_tail).bfloat16()
+    o, do = torch.randn(s, h, d_v).bfloat16(), torch.randn(s, h, d_v).bfloat16()
+    idx = torch.randint(0, s, (s, 1, topk), dtype=torch.int32)
+    return q, kv, o, do, idx, torch.randn(s, h)
+
+
+if __name__ == "__main__":
+    main()
