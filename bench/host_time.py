@@ -6,8 +6,11 @@ is the time the GPU waited for the host. Works with any installed build.
     python3 bench/host_time.py [--shapes 2048x16,4096x16] [--reps 50]
     python3 bench/host_time.py --cpu     # no GPU: the C runtime, the device
                                          # checks and workspace zeroing stubbed
+    python3 bench/host_time.py --profile 25   # and the host's top functions
 """
 import argparse
+import cProfile
+import pstats
 import time
 
 import torch
@@ -53,6 +56,8 @@ def main():
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="print the N functions of most host time per shape (cProfile)")
     a = ap.parse_args()
     where = "cpu (stubbed)" if a.cpu else torch.cuda.get_device_name()
     print(f"sparse_mla {sparse_mla.__version__} on {where}")
@@ -63,6 +68,7 @@ def main():
         if a.cpu:
             args = _cpu_inputs(s, h, a.topk)
             print(f"S={s} H={h}: host {host_us(args, a.reps):.0f} us a call")
+            profile(args, a.reps, a.profile)
             continue
         from sparse_mla.bench import make_inputs, time_it
         from kernel_times import kernel_times
@@ -73,6 +79,16 @@ def main():
         kernels = sum(kernel_times(s, h, a.topk, a.reps).values())
         print(f"S={s} H={h}: host {host:.0f} us a call, wall {wall:.0f} us, kernels "
               f"{kernels:.0f} us, GPU waiting {wall - kernels:.0f} us")
+        profile(args, a.reps, a.profile)
+
+
+def profile(args, reps, top):
+    if not top:
+        return
+    with cProfile.Profile() as prof:
+        for _ in range(reps):
+            sparse_mla.sparse_mla_bwd(*args, lse_base2=False)
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
 
 
 def _cpu_inputs(s, h, topk, d_v=512, d_tail=64):
