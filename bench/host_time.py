@@ -1,7 +1,9 @@
 """Where the time of a short backward call goes: the host's Python per call,
 the wall clock of a call as the benchmark times it (CUDA events after an L2
 flush) and the GPU time of its kernels (torch.profiler); wall minus kernels
-is the time the GPU waited for the host. Works with any installed build.
+is the time the GPU waited for the host; and when, in host time from a
+call's entry, each of its kernels is launched. Works with any installed
+build.
 
     python3 bench/host_time.py [--shapes 2048x16,4096x16] [--reps 50]
     python3 bench/host_time.py --cpu     # no GPU: the C runtime, the device
@@ -31,6 +33,38 @@ def host_us(args, reps, rounds=5):
             sparse_mla.sparse_mla_bwd(*args, lse_base2=False)
         best = min(best, time.perf_counter() - t0)
     return best / reps * 1e6
+
+
+class Timeline:
+    """The C runtime, noting the host time of each launch since `start`."""
+
+    def __init__(self, library):
+        self.library, self.start, self.marks = library, 0.0, []
+
+    def __getattr__(self, name):
+        return getattr(self.library, name)
+
+    def smla_launch(self, *args):
+        self.marks.append(time.perf_counter() - self.start)
+        return self.library.smla_launch(*args)
+
+
+def timeline(args, reps):
+    """Mean host microseconds from a call's entry to each of its launches
+    and to its return."""
+    library = _runtime._library()
+    clock = Timeline(library)
+    _runtime._library = lambda: clock
+    calls = []
+    try:
+        for _ in range(reps):
+            clock.marks = []
+            clock.start = time.perf_counter()
+            sparse_mla.sparse_mla_bwd(*args, lse_base2=False)
+            calls.append(clock.marks + [time.perf_counter() - clock.start])
+    finally:
+        _runtime._library = lambda: library
+    return [sum(c[i] for c in calls) / len(calls) * 1e6 for i in range(len(calls[0]))]
 
 
 def stub_device():
@@ -67,7 +101,8 @@ def main():
         s, h = map(int, shape.split("x"))
         if a.cpu:
             args = _cpu_inputs(s, h, a.topk)
-            print(f"S={s} H={h}: host {host_us(args, a.reps):.0f} us a call")
+            print(f"S={s} H={h}: host {host_us(args, a.reps):.0f} us a call; launches at "
+                  f"{_marks(timeline(args, a.reps))}")
             profile(args, a.reps, a.profile)
             continue
         from sparse_mla.bench import make_inputs, time_it
@@ -78,8 +113,13 @@ def main():
         wall = time_it(call, args, a.reps)[0] * 1e3
         kernels = sum(kernel_times(s, h, a.topk, a.reps).values())
         print(f"S={s} H={h}: host {host:.0f} us a call, wall {wall:.0f} us, kernels "
-              f"{kernels:.0f} us, GPU waiting {wall - kernels:.0f} us")
+              f"{kernels:.0f} us, GPU waiting {wall - kernels:.0f} us; launches at "
+              f"{_marks(timeline(args, a.reps))}")
         profile(args, a.reps, a.profile)
+
+
+def _marks(marks):
+    return ", ".join(f"{m:.0f}" for m in marks[:-1]) + f" us, returns at {marks[-1]:.0f} us"
 
 
 def profile(args, reps, top):

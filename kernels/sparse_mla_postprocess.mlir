@@ -33,7 +33,10 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %from_fixed = arith.cmpi ugt, %fixed_rows, %c0 : index
   %ws_rows = memref.dim %ws, %c0 : memref<?x?xf32>
   %rows = arith.maxui %ws_rows, %fixed_rows : index
-  %cols = memref.dim %dkv, %c1 : !bf16_rows
+  // The columns of the output given (the other is empty).
+  %bf16_cols = memref.dim %dkv, %c1 : !bf16_rows
+  %f32_cols = memref.dim %dkv_f32, %c1 : !f32_rows
+  %cols = arith.maxui %bf16_cols, %f32_cols : index
   %out_rows = memref.dim %dkv_f32, %c0 : !f32_rows
   %to_f32 = arith.cmpi ugt, %out_rows, %c0 : index
   %adds = arith.cmpi ne, %accumulate, %zero : i32

@@ -5,8 +5,8 @@ The bundle holds, next to this file, ``lib/libsparse_mla_runtime.so`` and
 environment variables SPARSE_MLA_RUNTIME and SPARSE_MLA_KERNELS point
 elsewhere. Kernel arguments are passed by the names the manifest gives
 them (the kernel's own): a memref of rank r as MLIR's descriptor
-(allocated and aligned pointer, offset, r sizes, r strides); scalars as
-their C type.
+(allocated and aligned pointer, offset, r sizes, r strides), None for an
+absent one (a null pointer and all sizes 0); scalars as their C type.
 """
 import ctypes
 import functools
@@ -110,6 +110,7 @@ class _Abi:
         self.format = "=" + "".join("q" * (3 + 2 * spec["rank"]) if spec["kind"] == "memref"
                                     else _SCALARS[spec["dtype"]] for spec in specs)
         self.slots = struct.calcsize(self.format) // _SLOT
+        self.grid = _grid(kernel) if kernel.get("grid") else None
         self.local = threading.local()
 
     def values(self, args):
@@ -124,6 +125,9 @@ class _Abi:
             arg = args[name]
             if rank is None:
                 values.append(arg)
+                continue
+            if arg is None:
+                values += (0,) * (3 + 2 * rank)
                 continue
             if arg.dim() != rank:
                 raise KernelError(f"{self.kernel} argument {name} must have rank {rank}, "
@@ -163,8 +167,9 @@ def _abi(kernel: dict) -> _Abi:
 def pack_args(kernel: dict, args: dict) -> list:
     """The values of the kernel parameters for ``args``, a dict by the names
     the manifest gives them (the kernel's own): tensors for memrefs (their
-    descriptor: allocated and aligned pointer, offset, sizes, strides),
-    Python numbers for scalars; in the kernel's order."""
+    descriptor: allocated and aligned pointer, offset, sizes, strides) or
+    None (absent: all zeros), Python numbers for scalars; in the kernel's
+    order."""
     return _abi(kernel).values(args)
 
 
@@ -177,20 +182,34 @@ GRID_LIMITS = (2**31 - 1, 65535, 65535)
 
 def grid_of(kernel: dict, args: dict) -> list:
     """The launch grid that the kernel declares (the manifest's ``grid``:
-    integers, {"arg": name} scalars, {"arg": name, "dim": d} tensor sizes and
-    [op, lhs, rhs]), evaluated on ``args``."""
-    def value(e):
+    integers, {"arg": name} scalars, {"arg": name, "dim": d} tensor sizes (0
+    for None) and [op, lhs, rhs]), evaluated on ``args``."""
+    return _grid(kernel)(args)
+
+
+def _grid(kernel: dict):
+    """The kernel's grid as a function of the arguments."""
+    def compile(e):
         if isinstance(e, int):
-            return e
+            return lambda args: e
         if isinstance(e, dict):
-            arg = args[e["arg"]]
-            return int(arg.shape[e["dim"]]) if "dim" in e else int(arg)
+            name, dim = e["arg"], e.get("dim")
+            if dim is None:
+                return lambda args: int(args[name])
+            return lambda args: 0 if args[name] is None else int(args[name].shape[dim])
         op, lhs, rhs = e
-        a, b = value(lhs), value(rhs)
-        if op in ("floordiv", "ceildiv", "mod") and b == 0:
-            raise KernelError(f"{kernel['name']}: its grid divides by zero ({e})")
-        return _GRID_OPS[op](a, b)
-    return [value(e) for e in kernel["grid"]]
+        a, b, f = compile(lhs), compile(rhs), _GRID_OPS[op]
+        if op not in ("floordiv", "ceildiv", "mod"):
+            return lambda args: f(a(args), b(args))
+
+        def divide(args):
+            divisor = b(args)
+            if divisor == 0:
+                raise KernelError(f"{kernel['name']}: its grid divides by zero ({e})")
+            return f(a(args), divisor)
+        return divide
+    axes = [compile(e) for e in kernel["grid"]]
+    return lambda args: [axis(args) for axis in axes]
 
 
 def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
@@ -204,10 +223,10 @@ def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
         raise KernelError(f"no compiled kernel {name} in {directory or kernels_dir()}")
     abi = _abi(kernel)
     values = abi.values(args)
-    if kernel.get("grid"):
+    if abi.grid:
         if grid is not None:
             raise KernelError(f"{name} declares its grid; do not pass one")
-        grid = grid_of(kernel, args)
+        grid = abi.grid(args)
     elif grid is None:
         raise KernelError(f"{name} declares no grid: pass one")
     grid = list(grid) + [1] * (3 - len(grid))

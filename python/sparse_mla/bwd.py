@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 
 from . import _runtime
-from .ops import _stream, check_devices, check_tensor, postprocess, preprocess, rows_view
+from .ops import _delta, _stream, check_devices, check_tensor, postprocess, rows_view
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -300,6 +300,12 @@ class _Plan:
             self.per_launch = -(-self.tiles // self.launches)
         self.pieces = self.fixed + self._unions(self.per_launch)
         self.bytes = self._bytes(self.per_launch)
+        # Where each piece starts, in elements of its dtype.
+        self.layout, at = [], 0
+        for name, dtype, shape in self.pieces:
+            strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+            self.layout.append((name, dtype, shape, strides, at // dtype.itemsize))
+            at += _round_up(_numel(shape) * dtype.itemsize)
 
     def _unions(self, n):
         if not self.unions:
@@ -314,12 +320,15 @@ class _Plan:
         return sum(_round_up(_numel(sh) * dt.itemsize) for _, dt, sh in self.fixed + self._unions(n))
 
     def carve(self, workspace):
-        """The pieces as views of `workspace` (uint8, at least self.bytes)."""
-        out, at = {}, 0
-        for name, dtype, shape in self.pieces:
-            n = _numel(shape) * dtype.itemsize
-            out[name] = workspace[at:at + n].view(dtype).view(shape)
-            at += _round_up(n)
+        """The pieces as views of `workspace` (uint8, 16-byte aligned, at
+        least self.bytes): one view per dtype, one strided view per piece."""
+        workspace = workspace[:self.bytes]
+        typed, out = {}, {}
+        for name, dtype, shape, strides, offset in self.layout:
+            whole = typed.get(dtype)
+            if whole is None:
+                whole = typed[dtype] = workspace.view(dtype)
+            out[name] = whole.as_strided(shape, strides, whole.storage_offset() + offset)
         return out
 
 
@@ -529,11 +538,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if attn_sink is not None:
         d_sink = _buffer(d_sink_out, lambda: torch.empty(h, dtype=torch.float32, device=q.device))
     if tokens:
-        delta = preprocess(o, do, out=scratch["delta"].view(o.shape[:-1]))
+        delta = scratch["delta"]
+        _delta(rows_view(o), do_rows, delta, device, stream)
         lse_in = lse.view(tokens, h)
         if attn_sink is not None:
             _runtime.launch("sparse_mla_sink",
-                            dict(lse=lse_in, delta=delta.view(tokens, h), sink=attn_sink,
+                            dict(lse=lse_in, delta=delta, sink=attn_sink,
                                  lse_out=scratch["lse"], partial=scratch["partial"],
                                  chunk=SINK_CHUNK, to_base2=1.0 if lse_base2 else LOG2E),
                             device, stream)
@@ -544,20 +554,17 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         d_sink.zero_()
     if tokens and rows:
         idx = indices.view(tokens, g, topk)
-        lengths = (topk_length.view(tokens, -1) if topk_length is not None
-                   else idx.new_empty(tokens, 0))
-        f32_ws = ws if not deterministic else ws.new_empty((0, dqk), dtype=torch.float32)
-        fixed_ws = ws if deterministic else ws.new_empty((0, dqk), dtype=torch.int64)
-        clock = idx.new_empty(0, 0)
+        # Absent arguments are None (an empty memref): no lengths, no token
+        # bits (T = 1), no clock (no key ranges), no counts of blocks.
+        lengths = topk_length.view(tokens, -1) if topk_length is not None else None
+        clock = None
         round_size = round_ctas(plan.name, device) if plan.ranges else 1
         range_shift = plan.range_keys.bit_length() - 1 if plan.ranges else 0
         for i in range(plan.launches):
             first = plan.tiles * i // plan.launches
             n = plan.tiles * (i + 1) // plan.launches - first
             if not plan.unions:
-                keys = idx.view(tokens * g, topk)
-                bits = keys.new_empty(tokens * g, 0)
-                counts = lengths
+                keys, bits, counts = idx.view(tokens * g, topk), None, lengths
             else:
                 keys = scratch["keys"][:n * g]
                 bits = scratch["bits"][:n * g]
@@ -571,14 +578,16 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
             if plan.ranges:
                 clock = scratch["clock"]
                 clock.zero_()
-            computed.append(idx.new_zeros(n * g * plan.blocks if stats is not None else 0))
+            blocks = None
+            if stats is not None:
+                blocks = idx.new_zeros(n * g * plan.blocks)
+                computed.append(blocks)
             _runtime.launch(
                 plan.name,
                 dict(q=q_rows, kv=kv_rows, do=do_rows, keys=keys, bits=bits, counts=counts,
-                     lse=lse_in.view(tokens, h), delta=delta.view(tokens, h), dq=rows_view(dq),
-                     dkv=f32_ws.view(-1, dqk), dkv_fixed=fixed_ws.view(-1, dqk),
-                     dkv_lost=lost if deterministic else idx.new_empty(0),
-                     computed=computed[-1], clock=clock, seq_len=s, kv_len=skv, groups=g,
+                     lse=lse_in, delta=delta, dq=rows_view(dq),
+                     dkv=None if deterministic else ws, dkv_fixed=ws if deterministic else None,
+                     dkv_lost=lost, computed=blocks, clock=clock, seq_len=s, kv_len=skv, groups=g,
                      heads_per_group=h // g, tile_tokens=t, first_tile=first,
                      causal=int(is_causal), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
                      lse_scale=1.0 if lse_base2 else LOG2E, sm_scale=sm_scale,

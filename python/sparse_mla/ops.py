@@ -34,6 +34,8 @@ def rows_view(t, copy=True):
     contiguous copy (copy=True) or None. Rows start 16-byte aligned."""
     d = t.shape[-1] if t.dim() else 1
     rows = t.numel() // d if d else 0
+    if rows and t.is_contiguous() and t.data_ptr() % 16 == 0 and (d * t.element_size()) % 16 == 0:
+        return t.view(rows, d)
     if rows and t.stride(-1) == 1 and t.data_ptr() % 16 == 0:
         # The leading dimensions merge where each one's stride spans the
         # next one's (dimensions of size 1 have no say).
@@ -82,13 +84,16 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
         if out.shape != o.shape[:-1]:
             raise ValueError(f"out must have shape {tuple(o.shape[:-1])}, got {tuple(out.shape)}")
     check_devices(o=o, do=do, out=out)
-    rows = o.numel() // d if d else 0
-    if rows == 0 or d == 0:
+    if o.numel() == 0:
         return out.zero_()
-    _runtime.launch("sparse_mla_preprocess",
-                    dict(o=rows_view(o), do=rows_view(do), delta=out.view(rows)),
-                    o.device.index, _stream(o.device))
+    _delta(rows_view(o), rows_view(do), out, o.device.index, _stream(o.device))
     return out
+
+
+def _delta(o_rows, do_rows, out, device, stream):
+    """preprocess's launch, on checked [rows, D] views (rows > 0)."""
+    _runtime.launch("sparse_mla_preprocess",
+                    dict(o=o_rows, do=do_rows, delta=out.view(o_rows.shape[0])), device, stream)
 
 
 def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = False,
@@ -138,15 +143,13 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     if rows == 0:
         return out
     f32 = out.dtype == torch.float32
-    none_bf16 = ws.new_empty((0, c), dtype=torch.bfloat16)
-    none_f32 = ws.new_empty((0, c), dtype=torch.float32)
-    none_i64 = ws.new_empty((0, c), dtype=torch.int64)
+    out_rows = rows_view(out)
     _runtime.launch("sparse_mla_postprocess",
-                    dict(ws=none_f32 if fixed else ws.view(rows, c),
-                         fixed=ws.view(rows, c) if fixed else none_i64,
-                         lost=lost.view(rows) if lost is not None else ws.new_empty(0, dtype=torch.int32),
-                         dkv=none_bf16 if f32 else rows_view(out),
-                         dkv_f32=rows_view(out) if f32 else none_f32,
+                    dict(ws=None if fixed else ws.view(rows, c),
+                         fixed=ws.view(rows, c) if fixed else None,
+                         lost=lost.view(rows) if lost is not None else None,
+                         dkv=None if f32 else out_rows,
+                         dkv_f32=out_rows if f32 else None,
                          accumulate=int(bool(accumulate)), unit=float(fixed_point_unit or 0.0)),
                     ws.device.index, _stream(ws.device))
     return out

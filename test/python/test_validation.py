@@ -50,6 +50,9 @@ def test_memrefs_are_passed_as_descriptors():
     assert values[2:7] == [0, 5, 24, 24, 1]
     assert values[16:19] == [0, 0, 1]
     assert values[19] == out.data_ptr()
+    # An absent memref is None: a null pointer and all sizes 0.
+    absent = _runtime.pack_args(kernel, dict(post_args(ws, out), fixed=None, lost=None))
+    assert absent[7:19] == [0] * 12 and absent[:7] == values[:7] and absent[19:] == values[19:]
 
 
 def test_arguments_are_passed_by_name():
@@ -346,6 +349,30 @@ def test_workspace_bytes_follow_the_options():
     assert sparse_mla.workspace_bytes(*args, key_ranges=64) == base + 16 * 4 * 4
     assert (sparse_mla.workspace_bytes(*args, token_tile=1, key_ranges=64)
             == 4096 + 256 * 576 * 4 + 2 * 64 * 64 * 4 + 256 + 64 * 4 * 4)
+
+
+def test_the_workspace_is_carved_into_aligned_pieces_that_do_not_overlap():
+    args = bwd_args(s=64, h=16, skv=256, topk=64)
+    plan = sparse_mla.bwd._Plan(sparse_mla.bwd._shapes(*args), None, True, True, key_ranges=64)
+    # A caller's workspace may be a view that starts inside a larger buffer.
+    buffer = torch.zeros(plan.bytes + 1024, dtype=torch.uint8)
+    start = 256 - buffer.data_ptr() % 256
+    workspace = buffer[start:start + plan.bytes + 7]
+    pieces = plan.carve(workspace)
+    assert list(pieces) == [name for name, _, _ in plan.pieces]
+    spans = []
+    for (name, dtype, shape), piece in zip(plan.pieces, pieces.values()):
+        assert piece.dtype == dtype and piece.shape == shape and piece.is_contiguous(), name
+        begin = piece.data_ptr() - workspace.data_ptr()
+        assert begin % 256 == 0, name
+        spans.append((begin, begin + piece.numel() * piece.element_size()))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert spans[0][0] == 0 and spans[-1][1] <= plan.bytes
+    # Each piece writes its own bytes.
+    for i, piece in enumerate(pieces.values()):
+        piece.view(torch.uint8).fill_(i + 1)
+    for i, (begin, end) in enumerate(spans):
+        assert bool((workspace[begin:end] == i + 1).all())
 
 
 def test_key_ranges_follow_the_l2_of_the_target():
