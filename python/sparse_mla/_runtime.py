@@ -189,7 +189,7 @@ def grid_of(kernel: dict, args: dict) -> list:
 
 def _grid(kernel: dict):
     """The kernel's grid as a function of the arguments."""
-    def compile(e):
+    def build(e):
         if isinstance(e, int):
             return lambda args: e
         if isinstance(e, dict):
@@ -198,7 +198,7 @@ def _grid(kernel: dict):
                 return lambda args: int(args[name])
             return lambda args: 0 if args[name] is None else int(args[name].shape[dim])
         op, lhs, rhs = e
-        a, b, f = compile(lhs), compile(rhs), _GRID_OPS[op]
+        a, b, f = build(lhs), build(rhs), _GRID_OPS[op]
         if op not in ("floordiv", "ceildiv", "mod"):
             return lambda args: f(a(args), b(args))
 
@@ -208,7 +208,7 @@ def _grid(kernel: dict):
                 raise KernelError(f"{kernel['name']}: its grid divides by zero ({e})")
             return f(a(args), divisor)
         return divide
-    axes = [compile(e) for e in kernel["grid"]]
+    axes = [build(e) for e in kernel["grid"]]
     return lambda args: [axis(args) for axis in axes]
 
 
