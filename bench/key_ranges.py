@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 import sparse_mla
-import sparse_mla.bwd as bwd
+import sparse_mla.plan as plan
 from sparse_mla.bench import D, D_TAIL, parse_shape, peers, time_it
 from sparse_mla.reference import causal_indices
 
@@ -59,8 +59,8 @@ def main():
             (f"{r}/w{w}", settings[r] if r in settings else int(r), w)
             for r in a.ranges.split(",") if r != "off" for w in windows]
         for name, setting, window in runs:
-            bwd.KEY_RANGE_WINDOW = window
-            bwd._plan.cache_clear()   # the default range size depends on the window
+            plan.KEY_RANGE_WINDOW = window
+            plan._plan.cache_clear()   # the default range size depends on the window
             stats = {}
             ms, _ = time_it(sparse_mla.sparse_mla_bwd, args, a.reps, lse_base2=False,
                             q_offset=skv - s, key_ranges=setting, stats=stats,

@@ -43,7 +43,7 @@ def run(s, h, topk, keys, reps=20):
             for name, a, b in zip(unlike, again, first):
                 unlike[name] += not torch.equal(a, b)
         out["deterministic" if det else "default"] = unlike
-    return sparse_mla.bwd.tile_tokens(h, s, s, topk), out
+    return sparse_mla.plan.tile_tokens(h, s, s, topk), out
 
 
 def main(argv=None):

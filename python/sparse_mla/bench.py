@@ -161,7 +161,7 @@ def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, determi
     for pattern in patterns:
         for s, skv, h in shapes:
             args = make_inputs(s, h, topk, pattern, d_tail=d_tail, skv=skv)
-            tiles = sparse_mla.bwd.tile_tokens(h, s, skv, topk)
+            tiles = sparse_mla.plan.tile_tokens(h, s, skv, topk)
             for name, fn in kernels.items():
                 if name == "sparse_mla_t1" and tiles == 1:
                     continue  # the same call as sparse_mla

@@ -20,7 +20,7 @@ def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
     keys = torch.full((tiles * g, width), -7, dtype=torch.int32, device="cuda")
     bits = torch.full_like(keys, -7)
     counts = torch.full((tiles * g,), -7, dtype=torch.int32, device="cuda")
-    name = sparse_mla.bwd.select_union(kv_len, width)
+    name = sparse_mla.plan.select_union(kv_len, width)
     lengths = (indices.new_empty(tokens, 0) if topk_length is None
                else topk_length.view(tokens, -1))
     _runtime.launch(name,

@@ -339,7 +339,7 @@ def test_workspace_bytes_follow_the_options():
     small = sparse_mla.workspace_bytes(*args, union_bytes=2 * 8 * 256)
     assert small == 4096 + 256 * 576 * 4 + 2 * 2 * 256 * 4 + 256
     # 16 tiles with room for 3 a launch: 6 launches of 2 or 3, none of 1.
-    plan = sparse_mla.bwd._Plan(sparse_mla.bwd._shapes(*args), None, False, False,
+    plan = sparse_mla.plan._Plan(sparse_mla.bwd._shapes(*args), None, False, False,
                                 union_bytes=3 * 8 * 256)
     assert (plan.launches, plan.per_launch) == (6, 3)
     meta = [t.to("meta") for t in args]
@@ -353,7 +353,7 @@ def test_workspace_bytes_follow_the_options():
 
 def test_the_workspace_is_carved_into_aligned_pieces_that_do_not_overlap():
     args = bwd_args(s=64, h=16, skv=256, topk=64)
-    plan = sparse_mla.bwd._Plan(sparse_mla.bwd._shapes(*args), None, True, True, key_ranges=64)
+    plan = sparse_mla.plan._Plan(sparse_mla.bwd._shapes(*args), None, True, True, key_ranges=64)
     # A caller's workspace may be a view that starts inside a larger buffer.
     buffer = torch.zeros(plan.bytes + 1024, dtype=torch.uint8)
     start = 256 - buffer.data_ptr() % 256
@@ -381,22 +381,22 @@ def test_key_ranges_follow_the_l2_of_the_target():
     # then the largest power of two of keys whose rows, twice over (the
     # window of 1), fit it. Token tiles: off up to eight times the L2.
     fits = l2 // (576 * 6)
-    assert sparse_mla.bwd.key_range_keys(fits, 576) == 0
-    keys = sparse_mla.bwd.key_range_keys(fits + 1, 576)
+    assert sparse_mla.plan.key_range_keys(fits, 576) == 0
+    keys = sparse_mla.plan.key_range_keys(fits + 1, 576)
     assert keys & (keys - 1) == 0 and 2 * keys * 576 * 6 <= l2 < 4 * keys * 576 * 6
-    assert sparse_mla.bwd.key_range_keys(8 * fits, 576, token_tiles=True) == 0
-    assert sparse_mla.bwd.key_range_keys(8 * fits + 8, 576, token_tiles=True) == keys
-    assert sparse_mla.bwd.key_range_keys(1024, 576, True) == keys
-    assert sparse_mla.bwd.key_range_keys(1 << 20, 576, False) == 0
-    assert sparse_mla.bwd.key_range_keys(1024, 576, 256) == 256
+    assert sparse_mla.plan.key_range_keys(8 * fits, 576, token_tiles=True) == 0
+    assert sparse_mla.plan.key_range_keys(8 * fits + 8, 576, token_tiles=True) == keys
+    assert sparse_mla.plan.key_range_keys(1024, 576, True) == keys
+    assert sparse_mla.plan.key_range_keys(1 << 20, 576, False) == 0
+    assert sparse_mla.plan.key_range_keys(1024, 576, 256) == 256
     # The deterministic mode's accumulator is 8 bytes a column: on sooner,
     # in smaller ranges, and for token tiles as soon as for tokens.
     det_fits = l2 // (576 * 10)
-    assert sparse_mla.bwd.key_range_keys(det_fits, 576, deterministic=True) == 0
-    det_keys = sparse_mla.bwd.key_range_keys(det_fits + 1, 576, deterministic=True)
+    assert sparse_mla.plan.key_range_keys(det_fits, 576, deterministic=True) == 0
+    det_keys = sparse_mla.plan.key_range_keys(det_fits + 1, 576, deterministic=True)
     assert det_keys & (det_keys - 1) == 0 and 2 * det_keys * 576 * 10 <= l2 < 4 * det_keys * 576 * 10
-    assert sparse_mla.bwd.key_range_keys(det_fits, 576, token_tiles=True, deterministic=True) == 0
-    assert sparse_mla.bwd.key_range_keys(det_fits + 1, 576, token_tiles=True,
+    assert sparse_mla.plan.key_range_keys(det_fits, 576, token_tiles=True, deterministic=True) == 0
+    assert sparse_mla.plan.key_range_keys(det_fits + 1, 576, token_tiles=True,
                                          deterministic=True) == det_keys
 
 
@@ -409,10 +409,10 @@ def test_sparse_mla_bwd_checks_the_device_last():
 
 def test_variants_are_compiled_for_each_supported_shape():
     kernels = sparse_mla.load_manifest()
-    assert sparse_mla.bwd.supported_dims() == [(512, 64), (512, 0)]
-    for d_v, d_tail in sparse_mla.bwd.supported_dims():
+    assert sparse_mla.plan.supported_dims() == [(512, 64), (512, 0)]
+    for d_v, d_tail in sparse_mla.plan.supported_dims():
         for columns, per_cta in [(1, 32), (16, 32), (32, 32), (33, 64), (64, 64), (128, 64)]:
-            name, n = sparse_mla.bwd.select_variant(columns, d_v, d_tail)
+            name, n = sparse_mla.plan.select_variant(columns, d_v, d_tail)
             assert n == per_cta
             k = kernels[name]
             # Which warpgroup adds which dKV columns and holds which dQ^T
@@ -421,11 +421,11 @@ def test_variants_are_compiled_for_each_supported_shape():
                                    "dqk": d_v + d_tail, "det": 0}
             assert (k["threads"] == 256
                     and k["shared_bytes"] <= _runtime.target()["shared_bytes_per_cta"])
-            det, _ = sparse_mla.bwd.select_variant(columns, d_v, d_tail, deterministic=True)
+            det, _ = sparse_mla.plan.select_variant(columns, d_v, d_tail, deterministic=True)
             assert kernels[det]["params"] == dict(k["params"], det=1)
             assert kernels[det]["shared_bytes"] == k["shared_bytes"]
     with pytest.raises(sparse_mla.KernelError, match="no compiled backward for D=256"):
-        sparse_mla.bwd.select_variant(16, 256, 64)
+        sparse_mla.plan.select_variant(16, 256, 64)
 
 
 @pytest.mark.parametrize("heads, seq, kv, topk, tokens", [
@@ -445,13 +445,13 @@ def test_variants_are_compiled_for_each_supported_shape():
     (16, 4096, 262145, 2048, 1),
 ])
 def test_tile_tokens_by_shape(heads, seq, kv, topk, tokens):
-    assert sparse_mla.bwd.tile_tokens(heads, seq, kv, topk) == tokens
+    assert sparse_mla.plan.tile_tokens(heads, seq, kv, topk) == tokens
 
 
 def test_union_builder_variants_cover_the_tiles():
     for kv, slots, found in [(32768, 8192, "cap8192_nb1024"), (32769, 8192, "cap8192_nb8192"),
                              (100, 8193, "cap16384_nb1024"), (262145, 8, None)]:
-        name = sparse_mla.bwd.select_union(kv, slots)
+        name = sparse_mla.plan.select_union(kv, slots)
         assert (name is None) if found is None else name.endswith(found)
 
 
@@ -461,13 +461,13 @@ def test_union_builder_variants_cover_the_tiles():
 ])
 def test_token_tile_is_checked(tile, match):
     with pytest.raises(ValueError, match=match):
-        sparse_mla.bwd.tile_tokens(16, 4096, 4096, 2048, tile)
+        sparse_mla.plan.tile_tokens(16, 4096, 4096, 2048, tile)
 
 
 def test_token_tiles_need_a_union_builder():
     with pytest.raises(ValueError, match="no union builder for Skv = 300000"):
-        sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 2)
-    assert sparse_mla.bwd.tile_tokens(16, 4096, 300000, 2048, 1) == 1
+        sparse_mla.plan.tile_tokens(16, 4096, 300000, 2048, 2)
+    assert sparse_mla.plan.tile_tokens(16, 4096, 300000, 2048, 1) == 1
 
 
 def test_results_are_computed_in_place_or_delivered_by_copy():
