@@ -38,7 +38,7 @@ def _kernels_dir(variable):
 def load_manifest(directory=None) -> dict:
     """Kernel name -> manifest entry (with the file to load under 'file'), of
     the manifests in ``directory`` (default: kernels_dir())."""
-    if directory is None:
+    if not directory:
         return _default_manifest(os.environ.get("SPARSE_MLA_KERNELS"))
     return _manifest(Path(directory))
 
@@ -153,15 +153,15 @@ class _Abi:
         return buffer[1]
 
 
+# Manifest entry (by identity, kept alive here) -> its compiled ABI.
 _ABIS = {}
 
 
 def _abi(kernel: dict) -> _Abi:
-    key = (kernel.get("file"), kernel["name"])
-    abi = _ABIS.get(key)
-    if abi is None:
-        abi = _ABIS[key] = _Abi(kernel)
-    return abi
+    found = _ABIS.get(id(kernel))
+    if found is None:
+        found = _ABIS[id(kernel)] = (kernel, _Abi(kernel))
+    return found[1]
 
 
 def pack_args(kernel: dict, args: dict) -> list:

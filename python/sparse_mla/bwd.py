@@ -17,6 +17,7 @@ from .plan import (MAX_TOPK, SINK_CHUNK, UNION_BYTES, _check_key_ranges, _check_
                    round_ctas, supported_dims)
 
 LOG2E = 1.0 / math.log(2.0)
+_F32_MAX = torch.finfo(torch.float32).max
 
 # deterministic=True adds dKV as 64-bit integers in units of 2^-40: sums are
 # exact whatever the order, |dKV| must stay below 2^23, and each addition
@@ -198,12 +199,12 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
       that run together keep to one range of keys, so that the dKV rows
       they add into stay in L2). None: on where the keys' dKV accumulator
       (fp32, or 64-bit fixed point when deterministic) and kv rows outgrow
-      the L2 (``key_range_keys``); False: off; True: on; an
+      the L2 (``plan.key_range_keys``); False: off; True: on; an
       int: on, with that many keys per range (a power of two). It changes
       the speed, not the result: dq stays bitwise repeatable (with token
       tiles, bitwise the same as without).
 
-    ``token_tile`` (default: chosen by ``tile_tokens``) is the number of
+    ``token_tile`` (default: chosen by ``plan.tile_tokens``) is the number of
     adjacent tokens that share one gather and scatter of their keys. A dict
     passed as ``stats`` receives "tile_tokens" (T) and "blocks": an int32
     tensor of the 64-slot blocks each CTA of the main kernel computed (those
@@ -234,8 +235,10 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
     if sm_scale is not None:
         if isinstance(sm_scale, bool) or not isinstance(sm_scale, numbers.Real):
             raise TypeError(f"sm_scale must be a real number, got {type(sm_scale).__name__}")
-        if not math.isfinite(sm_scale):
-            raise ValueError(f"sm_scale must be finite, got {sm_scale}")
+        # The kernels take sm_scale * log2(e) as a float32.
+        if not math.isfinite(sm_scale) or abs(sm_scale) * LOG2E > _F32_MAX:
+            raise ValueError(f"sm_scale must be finite as a float32 (times log2(e)), "
+                             f"got {sm_scale}")
     sink = attn_sink is not None
     how = dict(key_ranges=key_ranges)
     plan = _plan(shape, token_tile, deterministic, sink, **how)

@@ -1,5 +1,7 @@
 """PyTorch entry points. Every argument is checked before anything runs; a
 wrong one raises TypeError or ValueError naming it."""
+import numbers
+
 import torch
 
 from . import _runtime
@@ -91,7 +93,7 @@ def preprocess(o: torch.Tensor, do: torch.Tensor, out: torch.Tensor = None) -> t
 
 
 def _delta(o_rows, do_rows, out, device, stream):
-    """preprocess's launch, on checked [rows, D] views (rows > 0)."""
+    """preprocess's launch, on checked [rows, D] views (no rows: nothing)."""
     _runtime.launch("sparse_mla_preprocess",
                     dict(o=o_rows, do=do_rows, delta=out.view(o_rows.shape[0])), device, stream)
 
@@ -112,6 +114,11 @@ def postprocess(ws: torch.Tensor, out: torch.Tensor = None, accumulate: bool = F
     possibly a view whose rows lie one stride apart) a tensor of the same
     shape."""
     fixed = fixed_point_unit is not None
+    if fixed and (isinstance(fixed_point_unit, bool)
+                  or not isinstance(fixed_point_unit, numbers.Real)
+                  or not 0 < abs(fixed_point_unit) <= torch.finfo(torch.float32).max):
+        raise ValueError(f"fixed_point_unit must be a nonzero real number that float32 holds, "
+                         f"got {fixed_point_unit!r}")
     check_tensor("ws", ws, torch.int64 if fixed else torch.float32, min_ndim=1)
     c = ws.shape[-1]
     if c % 16:

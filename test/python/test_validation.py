@@ -193,6 +193,9 @@ def test_postprocess_rejects_bad_arguments():
         sparse_mla.postprocess(torch.zeros(4, 16))
     with pytest.raises(TypeError, match="ws must be torch.int64"):
         sparse_mla.postprocess(torch.zeros(4, 16), fixed_point_unit=2.0 ** -40)
+    for unit in (1e39, 0.0, float("nan"), True, "2"):
+        with pytest.raises(ValueError, match="fixed_point_unit must be a nonzero real number"):
+            sparse_mla.postprocess(torch.zeros(4, 16, dtype=torch.int64), fixed_point_unit=unit)
     with pytest.raises(ValueError, match="accumulate=True adds into out"):
         sparse_mla.postprocess(torch.zeros(4, 16), accumulate=True)
     fixed, unit = torch.zeros(4, 16, dtype=torch.int64), 2.0 ** -40
@@ -225,7 +228,6 @@ def test_runtime_reports_a_missing_driver(monkeypatch):
     # The bundled runtime opens the driver lazily; without one the error says so.
     if ctypes.util.find_library("cuda"):
         pytest.skip("a CUDA driver is installed")
-    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
     ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="cannot open the CUDA driver"):
         _runtime.launch("sparse_mla_postprocess", post_args(ws, out), 0, 0)
@@ -270,6 +272,9 @@ def test_sparse_mla_bwd_rejects_bad_shapes():
     with pytest.raises(ValueError, match="sm_scale must be finite"):
         args = bwd_args()
         sparse_mla.sparse_mla_bwd(*args, sm_scale=float("nan"))
+    # Finite in float64 but not as the kernels' float32 (checked before any launch).
+    with pytest.raises(ValueError, match="sm_scale must be finite as a float32"):
+        sparse_mla.sparse_mla_bwd(*bwd_args(), sm_scale=3e38)
 
 
 @pytest.mark.parametrize("kw, exc, match", [
