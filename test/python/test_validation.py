@@ -1,6 +1,7 @@
 """Argument checks and the kernel ABI, without a GPU."""
 import ctypes
 import ctypes.util
+import struct
 
 import pytest
 import torch
@@ -354,6 +355,71 @@ def test_workspace_bytes_follow_the_options():
     assert sparse_mla.workspace_bytes(*args, key_ranges=64) == base + 16 * 4 * 4
     assert (sparse_mla.workspace_bytes(*args, token_tile=1, key_ranges=64)
             == 4096 + 256 * 576 * 4 + 2 * 64 * 64 * 4 + 256 + 64 * 4 * 4)
+
+
+def recorded_launches(monkeypatch, *args, **kwargs):
+    """sparse_mla_bwd on CPU tensors with a C runtime that records each
+    launch: [(kernel, grid, {argument: descriptor or scalar})], a memref's
+    descriptor as (pointer, sizes, strides), decoded from the parameter
+    buffer the driver would read."""
+    kernels = sparse_mla.load_manifest()
+    launches, names = [], {}
+
+    class Library:
+        def smla_get_kernel(self, path, name, device, handle):
+            handle._obj.value = len(names) + 1
+            names[handle._obj.value] = name.decode()
+            return 0
+
+        def smla_launch(self, handle, gx, gy, gz, threads, shared, stream, params):
+            name = names[handle.value]
+            abi = _runtime._abi(kernels[name])
+            flat = list(struct.unpack(abi.format, ctypes.string_at(params[0], 8 * abi.slots)))
+            decoded = {}
+            for arg, rank in zip(abi.names, abi.ranks):
+                if rank is None:
+                    decoded[arg] = flat.pop(0)
+                else:
+                    d, flat = flat[:3 + 2 * rank], flat[3 + 2 * rank:]
+                    decoded[arg] = (d[1], tuple(d[3:3 + rank]), tuple(d[3 + rank:]))
+            launches.append((name, (gx, gy, gz), decoded))
+            return 0
+    monkeypatch.setattr(_runtime, "_library", lambda: Library())
+    monkeypatch.setattr(sparse_mla.bwd, "check_devices", lambda **_: None)
+    monkeypatch.setattr(sparse_mla.ops, "check_devices", lambda **_: None)
+    monkeypatch.setattr(sparse_mla.bwd, "_stream", lambda device: 0)
+    monkeypatch.setattr(sparse_mla.ops, "_stream", lambda device: 0)
+    sparse_mla.sparse_mla_bwd(*args, **kwargs)
+    return launches
+
+
+ABSENT = (0, (0, 0), (0, 0))
+
+
+def test_launches_pass_absent_arguments_as_empty_descriptors(monkeypatch):
+    # Deterministic, dkv in float32, token tiles: the main kernel adds into
+    # the fixed-point workspace only, and the postprocess writes the f32
+    # output, taking its columns from it.
+    args = bwd_args(s=8, h=16, skv=64, topk=8)
+    launches = recorded_launches(monkeypatch, *args, deterministic=True,
+                                 dkv_dtype=torch.float32)
+    assert [n.split("_")[2] for n, _, _ in launches] == ["preprocess", "union", "bwd",
+                                                       "postprocess"]
+    main, post = launches[2][2], launches[3][2]
+    assert main["dkv"] == ABSENT and main["clock"] == ABSENT
+    assert main["dkv_fixed"][1] == (64, 576) and main["dkv_lost"][1] == (64,)
+    assert main["computed"] == (0, (0,), (0,)) and main["bits"][1] == main["keys"][1]
+    assert post["ws"] == ABSENT and post["dkv"] == ABSENT
+    assert post["fixed"][1:] == ((64, 576), (576, 1)) and post["dkv_f32"][1] == (64, 576)
+    assert launches[3][1] == (1, 1, 1)
+    # Per token in the default mode: no token bits, no counts, no fixed point.
+    launches = recorded_launches(monkeypatch, *args, token_tile=1)
+    assert [n.split("_")[2] for n, _, _ in launches] == ["preprocess", "bwd", "postprocess"]
+    main, post = launches[1][2], launches[2][2]
+    assert main["bits"] == ABSENT and main["counts"] == ABSENT
+    assert main["dkv_fixed"] == ABSENT and main["dkv_lost"] == (0, (0,), (0,))
+    assert main["keys"][1:] == ((8, 8), (8, 1)) and main["dkv"][1] == (64, 576)
+    assert post["fixed"] == ABSENT and post["dkv_f32"] == ABSENT and post["dkv"][1] == (64, 576)
 
 
 def test_the_workspace_is_carved_into_aligned_pieces_that_do_not_overlap():
