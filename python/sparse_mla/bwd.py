@@ -299,7 +299,8 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
         # Absent arguments are None (an empty memref): no lengths, no token
         # bits (T = 1), no clock (no key ranges), no counts of blocks.
         lengths = topk_length.view(tokens, -1) if topk_length is not None else None
-        clock = None
+        clock = scratch["clock"] if plan.ranges else None
+        dq_rows = rows_view(dq)
         round_size = round_ctas(plan.name, device) if plan.ranges else 1
         range_shift = plan.range_keys.bit_length() - 1 if plan.ranges else 0
         for i in range(plan.launches):
@@ -317,8 +318,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                                      tile_tokens=t, first_tile=first,
                                      causal=int(is_causal), q_offset=q_offset),
                                 device, stream)
-            if plan.ranges:
-                clock = scratch["clock"]
+            if clock is not None:
                 clock.zero_()
             blocks = None
             if stats is not None:
@@ -327,7 +327,7 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
             _runtime.launch(
                 plan.name,
                 dict(q=q_rows, kv=kv_rows, do=do_rows, keys=keys, bits=bits, counts=counts,
-                     lse=lse_in, delta=delta, dq=rows_view(dq),
+                     lse=lse_in, delta=delta, dq=dq_rows,
                      dkv=None if deterministic else ws, dkv_fixed=ws if deterministic else None,
                      dkv_lost=lost, computed=blocks, clock=clock, seq_len=s, kv_len=skv, groups=g,
                      heads_per_group=h // g, tile_tokens=t, first_tile=first,

@@ -36,6 +36,7 @@ def rows_view(t, copy=True):
     contiguous copy (copy=True) or None. Rows start 16-byte aligned."""
     d = t.shape[-1] if t.dim() else 1
     rows = t.numel() // d if d else 0
+    # Contiguous (the common case): the rows are d apart, no merge to analyse.
     if rows and t.is_contiguous() and t.data_ptr() % 16 == 0 and (d * t.element_size()) % 16 == 0:
         return t.view(rows, d)
     if rows and t.stride(-1) == 1 and t.data_ptr() % 16 == 0:
