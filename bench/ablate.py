@@ -6,7 +6,7 @@ or bench/interleave.py on the wheels' kernels, times them side by side with
 the shipped build. The kernel text is never edited.
 
   python3 bench/ablate.py [NAME ...]     (after tools/build.sh)
-  python3 bench/ablate.py NAME=OPTIONS   (any options of sparse-mla-to-ptx)
+  python3 bench/ablate.py NAME=OPTIONS   (any options of sparse-mla-bench-to-ptx)
 
 Each NAME's wheel goes to dist-ablate/NAME/. Ablations (timing only, the
 outputs are wrong):
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = ROOT / "kernels" / "sparse_mla_bwd.mlir"
 
-# name -> options of sparse-mla-to-ptx (Pipeline.h)
+# name -> options of sparse-mla-bench-to-ptx (Pipeline.h)
 ABLATIONS = {
     "no-dkv-traffic": "idle-scatters=1",
     "no-dkv": "drop-scatters=1",
@@ -54,7 +54,7 @@ def build(name, options):
         bundle = Path(tmp) / "sparse_mla"
         shutil.copytree(ROOT / "bundle" / "sparse_mla", bundle)
         subprocess.run([str(ROOT / "build" / "bin" / "sparse-mla-opt"), str(KERNEL),
-                        f"--sparse-mla-to-ptx=output={bundle}/kernels/sparse_mla_bwd {options}",
+                        f"--sparse-mla-bench-to-ptx=output={bundle}/kernels/sparse_mla_bwd {options}",
                         "-o", "/dev/null"], check=True)
         subprocess.run([sys.executable, str(ROOT / "tools" / "build_wheel.py"), str(bundle),
                         str(out), f"ablate-{name}"], check=True)

@@ -78,9 +78,9 @@ def stub_device():
         def smla_launch(self, *a):
             return 0
     _runtime._library = lambda: Library()
-    bwd.check_devices = sparse_mla.ops.check_devices = lambda **_: None
-    bwd._stream = sparse_mla.ops._stream = lambda device: 0
-    bwd.round_ctas = lambda name, device: 132
+    sparse_mla.checks.check_devices = lambda **_: None
+    bwd.stream_of = sparse_mla.ops.stream_of = lambda device: 0
+    _runtime.resident_ctas = lambda name, device: 132
     torch.Tensor.zero_ = lambda self: self
 
 

@@ -1,13 +1,15 @@
 """The knobs of the key-range work order (issue 26), side by side in one
 process: each shape (python3 -m sparse_mla.bench's SxH or S:SkvxH, S tail
 queries of Skv keys) timed with key ranges off, at their default, and at
-the given keys per range and windows; cuDNN-frontend's SM90 backward where
-importable. o and lse are random but finite (the kernels' time does not
+the given keys per range; cuDNN-frontend's SM90 backward where
+importable. The window (the ranges the CTAs that run together may spread
+over) is a constant of the kernels' build (range_window in
+kernels/sparse_mla_bwd.mlir): time another with SPARSE_MLA_KERNELS. o and lse are random but finite (the kernels' time does not
 depend on their values; the forward at 128K keys would take longer than
 the timing).
 
     python3 bench/key_ranges.py [--shapes 4096:131072x64,...] [--ranges off,auto,4096,8192]
-                                [--windows 1,2] [--reps 10] [--deterministic] [--out DIR]
+                                [--reps 10] [--deterministic] [--out DIR]
 
 --deterministic times deterministic=True (its accumulator is 8 bytes a column)
 in place of the default.
@@ -43,7 +45,6 @@ def main():
     ap.add_argument("--shapes", default="4096:16384x16,4096:65536x16,4096:131072x16,"
                     "4096:16384x64,4096:65536x64,4096:131072x64,32768x16,32768x64")
     ap.add_argument("--ranges", default="off,auto", help="off, auto, on or keys per range")
-    ap.add_argument("--windows", default="1")
     ap.add_argument("--topk", type=int, default=2048)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--deterministic", action="store_true")
@@ -51,16 +52,13 @@ def main():
     a = ap.parse_args()
     cudnn = peers(False).get("cudnn_fe_sm90")
     settings = {"off": False, "auto": None, "on": True}
-    windows = [int(w) for w in a.windows.split(",")]
     rows = []
     for s, skv, h in map(parse_shape, a.shapes.split(",")):
         args, pairs = inputs(s, skv, h, a.topk)
-        runs = [("off", False, windows[0])] + [
-            (f"{r}/w{w}", settings[r] if r in settings else int(r), w)
-            for r in a.ranges.split(",") if r != "off" for w in windows]
-        for name, setting, window in runs:
-            plan.KEY_RANGE_WINDOW = window
-            plan._plan.cache_clear()   # the default range size depends on the window
+        window = plan.constant("range_window")
+        runs = [("off", False)] + [(f"{r}/w{window}", settings[r] if r in settings else int(r))
+                                   for r in a.ranges.split(",") if r != "off"]
+        for name, setting in runs:
             stats = {}
             ms, _ = time_it(sparse_mla.sparse_mla_bwd, args, a.reps, lse_base2=False,
                             q_offset=skv - s, key_ranges=setting, stats=stats,

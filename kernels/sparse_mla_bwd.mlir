@@ -74,38 +74,51 @@
 !rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
 
 tile.kernel @sparse_mla_bwd(
-    %q: !rows,                     // [B * S * H, D + D_tail], row (token, head)
-    %kv: !rows,                    // [B * Skv * G, D + D_tail], row (b, key, g)
-    %do: !rows,                    // [B * S * H, D]
-    %keys: memref<?x?xi32>,        // [tiles * G, W]: the keys of each (tile, group)
-    %bits: memref<?x?xi32>,        // [tiles * G, W] their tokens' bits, or [.., 0]: all
-    %counts: memref<?x?xi32>,      // [tiles, G or 1] slots in use, or [.., 0]: all W
-    %lse: memref<?x?xf32>,         // [B * S, H]
-    %delta: memref<?x?xf32>,       // [B * S, H], rowsum(O * dO) (preprocess)
-    %dq: !rows,                    // like q
-    %dkv: memref<?x?xf32>,         // like kv, fp32, zeroed, interleaved (postprocess)
-    %dkv_fixed: memref<?x?xi64>,   // like kv, fixed point, zeroed: where {det} = 1
-    %dkv_lost: memref<?xi32>,      // [rows of dkv_fixed] zeroed: 1 where a value did not convert
-    %computed: memref<?xi32>,      // [CTAs] blocks each computed, or empty
-    %clock: memref<?x?xi32>,       // [rounds, ranges] zeroed: key ranges, or [0, 0]: none
-    %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
-    %tile_tokens: index,           // T: 1, or T * heads_per_group <= 2 * hw
-    %first_tile: index,            // the tile of block x = 0
+    // Row (b, s, h) of q, do and dq; row (b, key, g) of kv and dKV. q, kv,
+    // do and dq may be views whose rows are further apart.
+    %q: !rows [%batch * %seq_len * %groups * %heads_per_group, {dqk}],
+    %kv: !rows [%batch * %kv_len * %groups, {dqk}],
+    %do: !rows [%batch * %seq_len * %groups * %heads_per_group, {d}],
+    // The slots of each (tile, group) of the launch: their keys (the
+    // union's, or with T = 1 the indices), the tokens that picked them (bit
+    // t: token t; none: all), and how many are in use (G or 1 columns;
+    // none: all).
+    %keys: memref<?x?xi32> [%tiles * %groups, ?],
+    %bits: memref<?x?xi32> [%tiles * %groups, %keys[1]] optional,
+    %counts: memref<?x?xi32> [%tiles, ?] optional,
+    %lse: memref<?x?xf32> [%batch * %seq_len, %groups * %heads_per_group],
+    %delta: memref<?x?xf32> [%batch * %seq_len, %groups * %heads_per_group],  // rowsum(O dO)
+    %dq: !rows [%batch * %seq_len * %groups * %heads_per_group, {dqk}],
+    // dKV, zeroed: fp32 with interleaved columns (the postprocess orders
+    // them), or where {det} = 1 fixed point, with a flag per row that a
+    // value did not convert.
+    %dkv: memref<?x?xf32> [%batch * %kv_len * %groups, {dqk}] optional,
+    %dkv_fixed: memref<?x?xi64> [%batch * %kv_len * %groups, {dqk}] optional,
+    %dkv_lost: memref<?xi32> [%batch * %kv_len * %groups] optional,
+    // Key ranges (long context), zeroed: a row per round of CTAs (at most
+    // one a CTA), a column per range of keys; none: off.
+    %clock: memref<?x?xi32> [%tiles * %groups * (%heads_per_group ceildiv {hp}),
+                             %kv_len ceildiv %range_keys] optional,
+    %batch: index, %seq_len: index, %kv_len: index, %groups: index, %heads_per_group: index,
+    %tile_tokens: index,           // T: 1, or T * heads_per_group <= hp
+    %first_tile: index,            // the launch's tiles: [first_tile, first_tile + tiles)
+    %tiles: index,
     %causal: i32,
     %q_offset: i32,                // position of token 0 of each batch row
     %qk_scale: f32,                // sm_scale * log2(e)
     %lse_scale: f32,               // 1 for a base-2 lse, log2(e) for a natural one
     %sm_scale: f32,
-    %dkv_scale: f32,               // fixed point: units per 1.0 of dKV
-    %range_shift: i32,             // key ranges of 2^range_shift keys
-    %round_ctas: index,            // CTAs that run together
-    %window: i32) warpgroups(2)    // ranges a round may spread over, less 1
-    // x: the tiles (rows of `keys` per group); y: the groups' blocks of hp
-    // columns. A grid with the groups in z made ptxas spill in the loop of
-    // the hp = 64 variants.
-    grid(affine_map<()[rows, groups, heads, hp] -> (rows floordiv groups, groups * (heads ceildiv hp))>,
-         %keys[0], %groups, %heads_per_group, {hp})
+    %range_keys: index,            // keys per range, a power of two (with a clock)
+    %round_ctas: index) warpgroups(2)   // CTAs that run together
+    // x: the launch's tiles of T tokens (batch row b, tile of the row); y:
+    // kv group g, block hb of hp columns. A grid with the groups in z made
+    // ptxas spill in the loop of the hp = 64 variants.
+    grid([b : %batch, tile : %seq_len ceildiv %tile_tokens] window(slot : %tiles from %first_tile),
+         [g : %groups, hb : %heads_per_group ceildiv {hp}])
     derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])   // columns per CTA
+    // dKV's fixed point in units of 2^-fixed_point_bits; the CTAs that run
+    // together spread over at most range_window + 1 ranges of keys.
+    constants({fixed_point_bits = 40, range_window = 1})
     variants([{hw = 16, d = 512, dqk = 576, det = 0}, {hw = 16, d = 512, dqk = 512, det = 0},
               {hw = 32, d = 512, dqk = 576, det = 0}, {hw = 32, d = 512, dqk = 512, det = 0},
               {hw = 16, d = 512, dqk = 576, det = 1}, {hw = 16, d = 512, dqk = 512, det = 1},
@@ -118,11 +131,16 @@ tile.kernel @sparse_mla_bwd(
   %hw = tile.param "hw" : index  // columns per warpgroup
   %hp = tile.param "hp" : index  // columns per CTA
   %det = tile.param "det" : i1   // dKV in fixed point: bitwise repeatable
+  %fixed_bits = tile.param "fixed_point_bits" : i64
+  %range_window = tile.param "range_window" : i32
   %zero = arith.constant 0.0 : f32
   %inf = arith.constant 0x7F800000 : f32
   %none = arith.constant -1 : i32
   %zero_i32 = arith.constant 0 : i32
   %one_i32 = arith.constant 1 : i32
+  %one_i64 = arith.constant 1 : i64
+  %units = arith.shli %one_i64, %fixed_bits : i64
+  %dkv_scale = arith.uitofp %units : i64 to f32   // fixed point units per 1.0 of dKV
   %dqk = memref.dim %q, %c1 : !rows
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
   %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
@@ -130,16 +148,12 @@ tile.kernel @sparse_mla_bwd(
 
   // This CTA's tokens [s0, s0 + tn) of batch row b, kv group g, and block hb
   // of cpt columns per token.
-  %local = tile.block_id x
-  %by = tile.block_id y
+  %b = tile.work_id "b"
+  %in_row = tile.work_id "tile"
+  %local = tile.work_id "slot"
+  %g = tile.work_id "g"
+  %hb = tile.work_id "hb"
   %cpt = arith.minui %heads_per_group, %hp : index
-  %head_blocks = arith.ceildivui %heads_per_group, %hp : index
-  %g = arith.divui %by, %head_blocks : index
-  %hb = arith.remui %by, %head_blocks : index
-  %tile = arith.addi %local, %first_tile : index
-  %tiles_per_row = arith.ceildivui %seq_len, %tile_tokens : index
-  %b = arith.divui %tile, %tiles_per_row : index
-  %in_row = arith.remui %tile, %tiles_per_row : index
   %s0 = arith.muli %in_row, %tile_tokens : index
   %left = arith.subi %seq_len, %s0 : index
   %tn = arith.minui %tile_tokens, %left : index
@@ -271,11 +285,10 @@ tile.kernel @sparse_mla_bwd(
     %dq_init = tile.splat %zero : !dq_acc
     %no_dkv = tile.splat %zero : !dkv_qk
     %no_dkv_v = tile.splat %zero : !dkv_v
-    %dq_t, %blocks = scf.for %j = %c0 to %n step %c64
-        iter_args(%dq_acc = %dq_init, %done = %zero_i32) -> (!dq_acc, i32) {
+    %dq_t = scf.for %j = %c0 to %n step %c64 iter_args(%dq_acc = %dq_init) -> (!dq_acc) {
       // Long contexts: the CTAs that run together stay on one range of
       // keys (their dKV rows stay in L2), on an advisory clock.
-      tile.key_clock %clock, %keys[%krow] shift %range_shift round %round_ctas window %window
+      tile.key_clock %clock, %keys[%krow] range %range_keys round %round_ctas window %range_window
           {tile.partition = 1} : memref<?x?xi32>, memref<?x?xi32>
       %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
           : memref<?x?xi32>, i32 -> !slots
@@ -298,7 +311,7 @@ tile.kernel @sparse_mla_bwd(
         tile.yield %ok : i1
       }
       %live = tile.any %slot_ok : !tile.reg<64xi1>
-      %dq_next, %done_next = scf.if %live -> (!dq_acc, i32) {
+      %dq_next = scf.if %live -> (!dq_acc) {
         // Warpgroup 0 gathers the block's kv rows.
         %gathered = tile.gather_rows %kv[%rows, %c0] into %sk {per_warpgroup, tile.partition = 0}
             : !rows, !slots, !kv_block
@@ -379,12 +392,11 @@ tile.kernel @sparse_mla_bwd(
           tile.scatter_add_rows %p_do, %dkv[%rows, %c0]
               {interleaved} : !dkv_v, memref<?x?xf32>, !slots
         }
-        %one_more = arith.addi %done, %one_i32 {tile.partition = 0} : i32
-        scf.yield %dq_new, %one_more : !dq_acc, i32
+        scf.yield %dq_new : !dq_acc
       } else {
-        scf.yield %dq_acc, %done : !dq_acc, i32
+        scf.yield %dq_acc : !dq_acc
       }
-      scf.yield %dq_next, %done_next : !dq_acc, i32
+      scf.yield %dq_next : !dq_acc
     }
 
     // dq, written once per column: the transpose of dQ^T, padding left out
@@ -397,27 +409,5 @@ tile.kernel @sparse_mla_bwd(
     }
     tile.store_rows %dq_bf16, %dq[%dq_rows, %c0] {transpose}
         : !dq_out, !rows, !cta_idx
-
-    // For tests and profiles (warpgroup 0, which counts): the blocks this
-    // CTA computed, at index krow * head_blocks + hb = x * grid_y + y,
-    // formed from the block ids here: hb (a remainder) held across the
-    // loop was the one value ptxas spilled.
-    %grid_y = tile.grid_dim y
-    %cta_row = arith.muli %local, %grid_y : index
-    %cta = arith.addi %cta_row, %by : index
-    %cta_i32 = arith.index_cast %cta : index to i32
-    %num_computed = memref.dim %computed, %c0 : memref<?xi32>
-    %num_computed_i32 = arith.index_cast %num_computed : index to i32
-    %lane = tile.iota along 1 : !tile.reg<1x128xi32>
-    %at = tile.map %lane : !tile.reg<1x128xi32> -> !tile.reg<1x128xi32> {
-    ^bb0(%l: i32):
-      %first = arith.cmpi eq, %l, %zero_i32 : i32
-      %room = arith.cmpi slt, %cta_i32, %num_computed_i32 : i32
-      %write = arith.andi %first, %room : i1
-      %r = arith.select %write, %cta_i32, %none : i32
-      tile.yield %r : i32
-    }
-    %count = tile.splat %blocks : !tile.reg<1x128xi32>
-    tile.scatter %count, %computed[%at] : !tile.reg<1x128xi32>, memref<?xi32>, !tile.reg<1x128xi32>
   }
 }

@@ -15,12 +15,15 @@
 !i64_tile = !tile.reg<64x64xi64>
 !bf16_tile = !tile.reg<64x64xbf16>
 
-tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64>,
-                                    %lost: memref<?xi32>,   // [rows of fixed] or empty
-                                    %dkv: !bf16_rows, %dkv_f32: !f32_rows,
+// Exactly one of ws and fixed is given, and one of dkv and dkv_f32: a sum
+// of their sizes is the size of the one given.
+tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32> [?, ?] optional,
+                                    %fixed: memref<?x?xi64> [?, ?] optional,
+                                    %lost: memref<?xi32> [%fixed[0]] optional,
+                                    %dkv: !bf16_rows [%ws[0] + %fixed[0], %ws[1] + %fixed[1]] optional,
+                                    %dkv_f32: !f32_rows [%ws[0] + %fixed[0], %ws[1] + %fixed[1]] optional,
                                     %accumulate: i32, %unit: f32) warpgroups(1)
-    // The rows of ws or of fixed, whichever is given (the other is empty).
-    grid(affine_map<()[ws, fixed] -> ((ws + fixed) ceildiv 64)>, %ws[0], %fixed[0]) {
+    grid([block : (%ws[0] + %fixed[0]) ceildiv 64]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -41,7 +44,7 @@ tile.kernel @sparse_mla_postprocess(%ws: memref<?x?xf32>, %fixed: memref<?x?xi64
   %to_f32 = arith.cmpi ugt, %out_rows, %c0 : index
   %adds = arith.cmpi ne, %accumulate, %zero : i32
   %lost_rows = memref.dim %lost, %c0 : memref<?xi32>
-  %block = tile.block_id x
+  %block = tile.work_id "block"
   %r0 = arith.muli %block, %c64 : index
   // The rows' flags (none read where `lost` is empty).
   %flag = tile.load %lost[%r0] bounds [%lost_rows] pad %zero

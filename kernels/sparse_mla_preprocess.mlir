@@ -5,9 +5,9 @@
 // matrices). One warpgroup handles 64 rows, 64 columns at a time.
 !rows = memref<?x?xbf16, strided<[?, 1]>>
 
-tile.kernel @sparse_mla_preprocess(%o: !rows, %do: !rows,
-                                   %delta: memref<?xf32>) warpgroups(1)
-    grid(affine_map<()[rows] -> (rows ceildiv 64)>, %o[0]) {
+tile.kernel @sparse_mla_preprocess(%o: !rows [?, ?], %do: !rows [%o[0], %o[1]],
+                                   %delta: memref<?xf32> [%o[0]]) warpgroups(1)
+    grid([block : %o[0] ceildiv 64]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -15,7 +15,7 @@ tile.kernel @sparse_mla_preprocess(%o: !rows, %do: !rows,
   %pad = arith.constant 0.0 : bf16
   %rows = memref.dim %o, %c0 : !rows
   %d = memref.dim %o, %c1 : !rows
-  %block = tile.block_id x
+  %block = tile.work_id "block"
   %r0 = arith.muli %block, %c64 : index
   %init = tile.splat %zero : !tile.reg<64xf32>
   %sum = scf.for %c = %c0 to %d step %c64 iter_args(%acc = %init) -> (!tile.reg<64xf32>) {

@@ -16,14 +16,14 @@
 !rows = !tile.reg<16x128xf32, #tile.blocked<vector = 1, lanes = 128>>
 !heads = !tile.reg<128xf32>
 
-tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32>,      // [tokens, H]
-                             %delta: memref<?x?xf32>,    // [tokens, H]
-                             %sink: memref<?xf32>,       // [H]
-                             %lse_out: memref<?x?xf32>,  // [tokens, H]: lse'
-                             %partial: memref<?x?xf32>,  // [chunks, H]
+tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32> [?, ?],                  // [tokens, H]
+                             %delta: memref<?x?xf32> [%lse[0], %lse[1]],
+                             %sink: memref<?xf32> [%lse[1]],
+                             %lse_out: memref<?x?xf32> [%lse[0], %lse[1]],  // lse'
+                             %partial: memref<?x?xf32> [%lse[0] ceildiv %chunk, %lse[1]],
                              %chunk: index,              // tokens per CTA, a multiple of 16
                              %to_base2: f32) warpgroups(1)
-    grid(affine_map<()[chunks, h] -> (chunks, h ceildiv 128)>, %partial[0], %lse[1]) {
+    grid([chunk : %lse[0] ceildiv %chunk], [heads : %lse[1] ceildiv 128]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -34,8 +34,8 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32>,      // [tokens, H]
   %log2e = arith.constant 1.44269504 : f32
   %tokens = memref.dim %lse, %c0 : memref<?x?xf32>
   %h = memref.dim %lse, %c1 : memref<?x?xf32>
-  %x = tile.block_id x
-  %y = tile.block_id y
+  %x = tile.work_id "chunk"
+  %y = tile.work_id "heads"
   %t_first = arith.muli %x, %chunk : index
   %t_after = arith.addi %t_first, %chunk : index
   %t_end = arith.minui %t_after, %tokens : index
@@ -95,8 +95,9 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32>,      // [tokens, H]
 }
 
 // d_sink[h] = the sum over chunks of partial[., h], 128 heads a CTA.
-tile.kernel @sparse_mla_sink_sum(%partial: memref<?x?xf32>, %d_sink: memref<?xf32>)
-    warpgroups(1) grid(affine_map<()[h] -> (h ceildiv 128)>, %partial[1]) {
+tile.kernel @sparse_mla_sink_sum(%partial: memref<?x?xf32> [?, ?],
+                                 %d_sink: memref<?xf32> [%partial[1]])
+    warpgroups(1) grid([heads : %partial[1] ceildiv 128]) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -104,7 +105,7 @@ tile.kernel @sparse_mla_sink_sum(%partial: memref<?x?xf32>, %d_sink: memref<?xf3
   %zero = arith.constant 0.0 : f32
   %chunks = memref.dim %partial, %c0 : memref<?x?xf32>
   %h = memref.dim %partial, %c1 : memref<?x?xf32>
-  %y = tile.block_id x
+  %y = tile.work_id "heads"
   %h0 = arith.muli %y, %c128 : index
   %none = tile.splat %zero : !heads
   %sum = scf.for %c = %c0 to %chunks step %c16 iter_args(%acc = %none) -> (!heads) {

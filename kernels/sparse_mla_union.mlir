@@ -42,18 +42,22 @@
 !flag_slots = !tile.reg<1x1024xi1, #tile.blocked<vector = 1, lanes = 128>>
 
 tile.kernel @sparse_mla_union(
-    %indices: memref<?x?x?xi32>,   // [B * S, G, topk]
-    %lengths: memref<?x?xi32>,     // [B * S, G or 1] live slots per row, or [.., 0]: all
-    %keys: memref<?x?xi32>,        // [tiles * G, W]: the entries' keys
-    %bits: memref<?x?xi32>,        // [tiles * G, W]: the entries' token bits
-    %counts: memref<?xi32>,        // [tiles * G]: the entries of each (tile, group)
-    %seq_len: index, %kv_len: index,
+    %indices: memref<?x?x?xi32> [%batch * %seq_len, ?, ?],        // [B * S, G, topk]
+    %lengths: memref<?x?xi32> [%batch * %seq_len, ?] optional,    // [B * S, G or 1] live slots
+    // Per (tile, group) of the launch: its entries' keys and token bits
+    // (T * topk entries, the first `counts` in use).
+    %keys: memref<?x?xi32> [%tiles * %indices[1], %tile_tokens * %indices[2]],
+    %bits: memref<?x?xi32> [%tiles * %indices[1], %tile_tokens * %indices[2]],
+    %counts: memref<?xi32> [%tiles * %indices[1]],
+    %batch: index, %seq_len: index, %kv_len: index,
     %tile_tokens: index,           // T <= 31
-    %first_tile: index,            // tile of block 0 (the call may cover a range)
+    %first_tile: index,            // the launch's tiles: [first_tile, first_tile + tiles)
+    %tiles: index,
     %causal: i32,
-    %q_offset: i32) warpgroups(1)   // position of token 0 of each batch row
-    grid(affine_map<()[entries, groups] -> (entries floordiv groups, groups)>,
-         %counts[0], %indices[1])
+    %q_offset: i32) warpgroups(1)  // position of token 0 of each batch row
+    // x: the launch's tiles of T tokens (batch row b, tile of the row); y: kv groups.
+    grid([b : %batch, tile : %seq_len ceildiv %tile_tokens] window(slot : %tiles from %first_tile),
+         [g : %indices[1]])
     variants([{nb = 1024, cap = 8192}, {nb = 1024, cap = 16384},
               {nb = 8192, cap = 8192}, {nb = 8192, cap = 16384}]) {
   %c0 = arith.constant 0 : index
@@ -81,12 +85,10 @@ tile.kernel @sparse_mla_union(
   %length_groups = memref.dim %lengths, %c1 : memref<?x?xi32>
 
   // This CTA's tokens [t0, t0 + tn) of batch row b, and its row of the output.
-  %local = tile.block_id x
-  %g = tile.block_id y
-  %tile = arith.addi %local, %first_tile : index
-  %tiles_per_row = arith.ceildivui %seq_len, %tile_tokens : index
-  %b = arith.divui %tile, %tiles_per_row : index
-  %in_row = arith.remui %tile, %tiles_per_row : index
+  %b = tile.work_id "b"
+  %in_row = tile.work_id "tile"
+  %local = tile.work_id "slot"
+  %g = tile.work_id "g"
   %s0 = arith.muli %in_row, %tile_tokens : index
   %left = arith.subi %seq_len, %s0 : index
   %tn = arith.minui %tile_tokens, %left : index

@@ -5,7 +5,8 @@
 #   bundle/sparse_mla/kernels/    <kernel>.ptx, .cubin, .json (manifest)
 #   bundle/sparse_mla/lib/        libsparse_mla_runtime.so
 #   dist/sparse_mla-<version>-py3-none-<platform>.whl
-#   dist/test_kernels/            kernels only the GPU tests use
+#   dist/test_kernels/            kernels only the GPU tests use (counting/: a
+#                                 build whose backward counts its blocks)
 # Needs what tools/setup.sh installs; the main job and the tests call it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +37,14 @@ for k in m["kernels"]:
           f"{k.get('registers', '?')} registers, {k.get('spill_stores', '?')} B spilled")
 PY
 done
-rm -rf "$dist/test_kernels" && mkdir -p "$dist/test_kernels"
+rm -rf "$dist/test_kernels" && mkdir -p "$dist/test_kernels/counting"
+# The GPU tests' build that counts the blocks each CTA of the backward
+# computes (sparse-mla-bench-to-ptx, never shipped), beside the shipped
+# kernels it runs with.
+cp "$bundle/sparse_mla/kernels/"* "$dist/test_kernels/counting/"
+"$build/bin/sparse-mla-opt" "$root/kernels/sparse_mla_bwd.mlir" \
+  --sparse-mla-bench-to-ptx="output=$dist/test_kernels/counting/sparse_mla_bwd count-op=tile.gemm" \
+  -o /dev/null
 python3 "$root/test/gpu/gen_gemm_probes.py" "$build/gemm_probes.mlir"
 "$build/bin/sparse-mla-opt" "$build/gemm_probes.mlir" \
   --sparse-mla-to-ptx="output=$dist/test_kernels/gemm_probes" -o /dev/null

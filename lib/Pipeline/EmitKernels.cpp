@@ -83,9 +83,11 @@ static std::map<std::string, PtxasInfo> parsePtxasLog(StringRef log) {
   return info;
 }
 
-/// The manifest's grid expressions (tile-record-manifest) as JSON: integers,
-/// strings, arrays and objects.
+/// The manifest's entries (tile-record-manifest) as JSON: integers, strings,
+/// booleans, arrays and objects.
 static llvm::json::Value toJSON(Attribute a) {
+  if (auto flag = dyn_cast<BoolAttr>(a))
+    return flag.getValue();
   if (auto i = dyn_cast<IntegerAttr>(a))
     return i.getInt();
   if (auto s = dyn_cast<StringAttr>(a))
@@ -152,19 +154,8 @@ struct EmitKernelsPass : public sparse_mla::impl::EmitKernelsPassBase<EmitKernel
     for (Attribute a : manifests ? manifests : ArrayAttr::get(&getContext(), {})) {
       auto d = cast<DictionaryAttr>(a);
       std::string name = d.getAs<StringAttr>("name").str();
-      llvm::json::Array args;
-      for (Attribute arg : d.getAs<ArrayAttr>("args")) {
-        auto ad = cast<DictionaryAttr>(arg);
-        llvm::json::Object o{{"kind", ad.getAs<StringAttr>("kind").str()},
-                             {"dtype", ad.getAs<StringAttr>("dtype").str()}};
-        if (auto rank = ad.getAs<IntegerAttr>("rank"))
-          o["rank"] = rank.getInt();
-        o["name"] = ad.getAs<StringAttr>("name").str();
-        args.push_back(std::move(o));
-      }
-      llvm::json::Array grid;
-      for (Attribute e : d.getAs<ArrayAttr>("grid"))
-        grid.push_back(toJSON(e));
+      llvm::json::Value args = toJSON(d.getAs<ArrayAttr>("args"));
+      llvm::json::Value grid = toJSON(d.getAs<ArrayAttr>("grid"));
       llvm::json::Object params;
       for (NamedAttribute p : d.getAs<DictionaryAttr>("params"))
         params[p.getName().getValue()] = cast<IntegerAttr>(p.getValue()).getInt();

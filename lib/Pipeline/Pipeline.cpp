@@ -10,6 +10,7 @@
 #include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
+using namespace sparse_mla;
 
 /// Shared-memory pointers of 32 bits, not 64: a kernel holds dozens of
 /// shared addresses, and 64-bit ones double their registers. The NVPTX
@@ -22,22 +23,21 @@ static void useShortSharedPointers() {
       opt->setValue(true);
 }
 
-void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
-                                        const TileToPTXOptions &options) {
+/// The pipeline, with `instrument` run after tile-split-partitions (the
+/// benchmark's ablations and counts; nothing in the shipped pipeline).
+template <typename Options>
+static void build(OpPassManager &pm, const Options &options,
+                  llvm::function_ref<void(OpPassManager &)> instrument) {
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileDecodeWorkPass());
   tile::TileSchedulePassOptions schedule;
   schedule.registers.assign(options.registers.begin(), options.registers.end());
   schedule.partitionRows.assign(options.partitionRows.begin(), options.partitionRows.end());
   schedule.partitionCols.assign(options.partitionCols.begin(), options.partitionCols.end());
   pm.addNestedPass<tile::KernelOp>(tile::createTileSchedulePass(schedule));
   pm.addNestedPass<tile::KernelOp>(tile::createTileSplitPartitionsPass());
-  // Without options (the shipped build) tile-ablate changes nothing.
-  tile::TileAblatePassOptions ablate;
-  ablate.idleGathers = options.idleGathers;
-  ablate.idleScatters.assign(options.idleScatters.begin(), options.idleScatters.end());
-  ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
-  pm.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
+  instrument(pm);
   // Before the channels are lowered: tile-split-d moves their exits below
   // the pieces it emits.
   tile::TileSplitDPassOptions splitD;
@@ -72,10 +72,32 @@ void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm,
     pm.addPass(createEmitKernelsPass({options.output, options.chip}));
 }
 
+void sparse_mla::buildTileToPTXPipeline(OpPassManager &pm, const TileToPTXOptions &options) {
+  build(pm, options, [](OpPassManager &) {});
+}
+
+void sparse_mla::buildBenchToPTXPipeline(OpPassManager &pm, const BenchToPTXOptions &options) {
+  build(pm, options, [&](OpPassManager &nested) {
+    tile::TileAblatePassOptions ablate;
+    ablate.idleGathers = options.idleGathers;
+    ablate.idleScatters.assign(options.idleScatters.begin(), options.idleScatters.end());
+    ablate.dropScatters.assign(options.dropScatters.begin(), options.dropScatters.end());
+    nested.addNestedPass<tile::KernelOp>(tile::createTileAblatePass(ablate));
+    tile::TileCountOpsPassOptions count;
+    count.op = options.countOp;
+    nested.addNestedPass<tile::KernelOp>(tile::createTileCountOpsPass(count));
+  });
+}
+
 void sparse_mla::registerSparseMLAPipelines() {
   PassPipelineRegistration<TileToPTXOptions>(
       "sparse-mla-to-ptx",
       "Lowers tile kernels to PTX for Hopper and, with output=<prefix>, "
       "writes <prefix>.ptx, .cubin (when ptxas is found) and .json",
       buildTileToPTXPipeline);
+  PassPipelineRegistration<BenchToPTXOptions>(
+      "sparse-mla-bench-to-ptx",
+      "sparse-mla-to-ptx with the benchmark's instruments: ablations "
+      "(tile-ablate) and counts (tile-count-ops); never shipped",
+      buildBenchToPTXPipeline);
 }

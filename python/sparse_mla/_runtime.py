@@ -98,8 +98,8 @@ _SCALARS = {"f32": "f4x", "i32": "i4x", "i64": "q", "index": "q", "i1": "?7x"}
 
 class _Abi:
     """A kernel's parameters from its manifest, compiled once: the argument
-    names in order, a struct format of all slots, and the ranks of memrefs
-    (None for scalars)."""
+    names in order, a struct format of all slots, the ranks of memrefs
+    (None for scalars), the checks of their stated extents, and the grid."""
 
     def __init__(self, kernel):
         specs = kernel["args"]
@@ -107,9 +107,15 @@ class _Abi:
         self.names = [spec["name"] for spec in specs]
         self.name_set = frozenset(self.names)
         self.ranks = [spec["rank"] if spec["kind"] == "memref" else None for spec in specs]
+        self.required = frozenset(spec["name"] for spec in specs
+                                  if spec["kind"] == "memref" and not spec.get("optional"))
         self.format = "=" + "".join("q" * (3 + 2 * spec["rank"]) if spec["kind"] == "memref"
                                     else _SCALARS[spec["dtype"]] for spec in specs)
         self.slots = struct.calcsize(self.format) // _SLOT
+        # (name, extents as functions of the arguments, None where any).
+        self.extents = [(spec["name"], [None if e == "?" else _size(e, self.kernel)
+                                        for e in spec.get("extents", ())])
+                        for spec in specs if spec["kind"] == "memref"]
         self.grid = _grid(kernel) if kernel.get("grid") else None
         self.local = threading.local()
 
@@ -127,6 +133,8 @@ class _Abi:
                 values.append(arg)
                 continue
             if arg is None:
+                if name in self.required:
+                    raise KernelError(f"{self.kernel}: argument {name} is required (None given)")
                 values += (0,) * (3 + 2 * rank)
                 continue
             if arg.dim() != rank:
@@ -134,7 +142,21 @@ class _Abi:
                                   f"got {arg.dim()}")
             ptr = arg.data_ptr()
             values += (ptr, ptr, 0, *arg.shape, *arg.stride())
+        self.check_extents(args)
         return values
+
+    def check_extents(self, args):
+        """Every given tensor's extents against those its kernel states."""
+        for name, extents in self.extents:
+            arg = args[name]
+            if arg is None:
+                continue
+            shape = arg.shape
+            for d, extent in enumerate(extents):
+                if extent is not None and shape[d] != extent(args):
+                    want = tuple("?" if e is None else e(args) for e in extents)
+                    raise KernelError(f"{self.kernel}: argument {name} must have shape "
+                                      f"{want}, got {tuple(shape)}")
 
     def pack(self, values):
         """The pointers to the slots that hold `values`: this thread's
@@ -168,48 +190,93 @@ def pack_args(kernel: dict, args: dict) -> list:
     """The values of the kernel parameters for ``args``, a dict by the names
     the manifest gives them (the kernel's own): tensors for memrefs (their
     descriptor: allocated and aligned pointer, offset, sizes, strides) or
-    None (absent: all zeros), Python numbers for scalars; in the kernel's
-    order."""
+    None (absent: all zeros; only for an optional one), Python numbers for
+    scalars; in the kernel's order. Each tensor's stated extents are
+    checked."""
     return _abi(kernel).values(args)
 
 
-_GRID_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
-             "floordiv": lambda a, b: a // b, "ceildiv": lambda a, b: -(-a // b),
-             "mod": lambda a, b: a % b}
+_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
+        "floordiv": lambda a, b: a // b, "ceildiv": lambda a, b: -(-a // b),
+        "mod": lambda a, b: a % b}
 # CTAs a grid may have along x, y and z.
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
 
 
-def grid_of(kernel: dict, args: dict) -> list:
-    """The launch grid that the kernel declares (the manifest's ``grid``:
-    integers, {"arg": name} scalars, {"arg": name, "dim": d} tensor sizes (0
-    for None) and [op, lhs, rhs]), evaluated on ``args``."""
-    return _grid(kernel)(args)
+def _size(e, kernel_name):
+    """A size of the manifest (an integer, {"arg": name} a scalar, {"arg":
+    name, "dim": d} a tensor's size (0 for None), or [op, lhs, rhs]) as a
+    function of the arguments. A tensor's size may also be given as a shape
+    (a tuple), as the plan does for buffers it has yet to make."""
+    if isinstance(e, int):
+        return lambda args: e
+    if isinstance(e, dict):
+        name, dim = e["arg"], e.get("dim")
+        if dim is None:
+            return lambda args: int(args[name])
+
+        def size(args):
+            arg = args[name]
+            return 0 if arg is None else int(getattr(arg, "shape", arg)[dim])
+        return size
+    op, lhs, rhs = e
+    a, b, f = _size(lhs, kernel_name), _size(rhs, kernel_name), _OPS[op]
+    if op not in ("floordiv", "ceildiv", "mod"):
+        return lambda args: f(a(args), b(args))
+
+    def divide(args):
+        divisor = b(args)
+        if divisor == 0:
+            raise KernelError(f"{kernel_name}: a size divides by zero ({e})")
+        return f(a(args), divisor)
+    return divide
 
 
 def _grid(kernel: dict):
-    """The kernel's grid as a function of the arguments."""
-    def build(e):
-        if isinstance(e, int):
-            return lambda args: e
-        if isinstance(e, dict):
-            name, dim = e["arg"], e.get("dim")
-            if dim is None:
-                return lambda args: int(args[name])
-            return lambda args: 0 if args[name] is None else int(args[name].shape[dim])
-        op, lhs, rhs = e
-        a, b, f = build(lhs), build(rhs), _GRID_OPS[op]
-        if op not in ("floordiv", "ceildiv", "mod"):
-            return lambda args: f(a(args), b(args))
+    """The kernel's grid as a function of the arguments: each dimension's
+    CTAs (its window's count, or its work axes' extents multiplied), after
+    checking that a window lies in the dimension's work."""
+    name = kernel["name"]
+    counts, windows = [], []
+    for dim in kernel["grid"]:
+        counts.append(_size(dim["count"], name))
+        window = dim.get("window")
+        if window:
+            extents = [_size(axis["extent"], name) for axis in dim["axes"]]
+            windows.append((len(counts) - 1, window["name"], _size(window["from"], name),
+                            extents))
 
-        def divide(args):
-            divisor = b(args)
-            if divisor == 0:
-                raise KernelError(f"{kernel['name']}: its grid divides by zero ({e})")
-            return f(a(args), divisor)
-        return divide
-    axes = [build(e) for e in kernel["grid"]]
-    return lambda args: [axis(args) for axis in axes]
+    def grid(args):
+        sizes = [count(args) for count in counts]
+        for d, slot, start, extents in windows:
+            first, work = start(args), 1
+            for extent in extents:
+                work *= extent(args)
+            # The kernel decodes the window in 32 bits, as CTA ids are.
+            if sizes[d] and not 0 <= first <= first + sizes[d] <= work < 2**32:
+                raise KernelError(f"{name}: its {slot}s [{first}, {first + sizes[d]}) lie "
+                                  f"outside the {work} work items of grid dimension "
+                                  f"{'xyz'[d]}")
+        return sizes
+    return grid
+
+
+def grid_of(kernel: dict, args: dict) -> list:
+    """The launch grid that the kernel declares, evaluated on ``args``
+    (tensors, or shapes of tensors, by name; scalars)."""
+    return _grid(kernel)(args)
+
+
+def extents_of(kernel: dict, name: str, args: dict) -> tuple:
+    """The extents that ``kernel`` states for its tensor argument ``name``,
+    evaluated on ``args`` (scalars, and tensors or shapes of tensors): the
+    shape of a buffer to make for it. Raises KernelError where one is any."""
+    for spec in kernel["args"]:
+        if spec["name"] == name and spec["kind"] == "memref":
+            if "?" in spec.get("extents", ["?"]):
+                raise KernelError(f"{kernel['name']} does not state every extent of {name}")
+            return tuple(_size(e, kernel["name"])(args) for e in spec["extents"])
+    raise KernelError(f"{kernel['name']} has no tensor argument {name}")
 
 
 def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
@@ -248,3 +315,19 @@ def launch(name: str, args: dict, device_index: int, stream: int, grid=None,
     if lib.smla_launch(handle, grid[0], grid[1], grid[2], kernel["threads"],
                        kernel["shared_bytes"], ctypes.c_void_p(stream), params):
         raise KernelError(lib.smla_last_error().decode())
+
+
+@functools.lru_cache(maxsize=None)
+def resident_ctas(name: str, device_index: int) -> int:
+    """CTAs of kernel ``name`` that the device runs at once: its SMs times
+    the CTAs an SM holds (by shared memory, registers and threads)."""
+    import torch
+    kernel, limits = load_manifest()[name], target()
+    props = torch.cuda.get_device_properties(device_index)
+    threads = kernel["threads"]
+    regs = -(-kernel.get("registers", limits["max_registers_per_thread"]) // 8) * 8
+    shared = kernel["shared_bytes"] + limits["reserved_shared_bytes_per_cta"]
+    per_sm = min(props.shared_memory_per_multiprocessor // shared,
+                 props.regs_per_multiprocessor // (regs * threads),
+                 props.max_threads_per_multi_processor // threads)
+    return max(1, per_sm) * props.multi_processor_count

@@ -9,11 +9,20 @@
 // PTX: .entry sparse_mla_postprocess
 // PTX-DAG: cvt.rn.f32.s64
 // PTX-DAG: selp.f32 {{.*}}, 0f7FC00000, %p
+// The manifest states each tensor's extents (lost: a flag per row of
+// fixed) and which may be left out.
 // JSON:      "name": "ws",
 // JSON:      "name": "fixed",
 // JSON:      "dtype": "i32",
+// JSON-NEXT: "extents": [
+// JSON-NEXT:   {
+// JSON-NEXT:     "arg": "fixed",
+// JSON-NEXT:     "dim": 0
+// JSON-NEXT:   }
+// JSON-NEXT: ],
 // JSON-NEXT: "kind": "memref",
 // JSON-NEXT: "name": "lost",
+// JSON-NEXT: "optional": true,
 // JSON-NEXT: "rank": 1
 // JSON:      "name": "dkv",
 // JSON:      "spill_stores": 0

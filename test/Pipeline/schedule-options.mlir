@@ -1,5 +1,5 @@
-// RUN: sparse-mla-opt %kernels/sparse_mla_bwd.mlir --sparse-mla-to-ptx="registers=256,248 channel-stages=2 idle-gathers" | FileCheck %s
-// The schedule and ablation options of sparse-mla-to-ptx reach their passes
+// RUN: sparse-mla-opt %kernels/sparse_mla_bwd.mlir --sparse-mla-bench-to-ptx="registers=256,248 channel-stages=2 idle-gathers" | FileCheck %s
+// The schedule and ablation options of sparse-mla-bench-to-ptx reach their passes
 // (bench/ablate.py builds with them): warpgroup 1's register budget, a
 // second P^T/dS^T slot where shared memory holds it (hp = 32, D_tail = 64:
 // 152096 + 2 x 4 KB + its barriers), and the gather idled behind a test of

@@ -136,16 +136,14 @@ tile.kernel @nested(%out: memref<?xf32>) warpgroups(1) variants([{a = 0, b = 1},
 
 // -----
 
-// A grid's shape parameters become the variant's constants; the argument
-// symbols stay.
-// CHECK: #[[G16:.*]] = affine_map<()[s0, s1] -> (s0 ceildiv 16, s1)>
-// CHECK: #[[G32:.*]] = affine_map<()[s0, s1] -> (s0 ceildiv 32, s1)>
+// The sizes' shape parameters (of the grid and of tensor extents) become
+// the variant's constants; the argument symbols stay.
 // CHECK-LABEL: tile.kernel @rows_per16
-// CHECK-SAME: grid(#[[G16]], %out[0], %n)
+// CHECK-SAME: (%out: memref<?x?xf32> [%n * 16, ?], %n: index) warpgroups(1) grid([block : %out[0] ceildiv 16, col : %n])
 // CHECK-LABEL: tile.kernel @rows_per32
-// CHECK-SAME: grid(#[[G32]], %out[0], %n)
-tile.kernel @rows(%out: memref<?x?xf32>, %n: index) warpgroups(1)
-    grid(affine_map<()[rows, per, n] -> (rows ceildiv per, n)>, %out[0], {per}, %n)
+// CHECK-SAME: (%out: memref<?x?xf32> [%n * 32, ?], %n: index) warpgroups(1) grid([block : %out[0] ceildiv 32, col : %n])
+tile.kernel @rows(%out: memref<?x?xf32> [%n * {per}, ?], %n: index) warpgroups(1)
+    grid([block : %out[0] ceildiv {per}, col : %n])
     variants([{per = 16}, {per = 32}]) {
   %per = tile.param "per" : index
 }
@@ -162,4 +160,18 @@ tile.kernel @derived() warpgroups(1)
     derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])
     variants([{hw = 16}, {hw = 32}]) {
   %p = tile.alloc : !tile.smem<64x{hp}xbf16>
+}
+
+// -----
+
+// Constants are bound in every variant (tile.params) but do not name it.
+// CHECK-LABEL: tile.kernel @fixed_hw16
+// CHECK-SAME: attributes {tile.params = {bits = 40 : i64, hw = 16 : i64}}
+// CHECK: arith.constant 40 : i64
+// CHECK-LABEL: tile.kernel @fixed_hw32
+tile.kernel @fixed(%out: memref<?xi64>) warpgroups(1) constants({bits = 40})
+    variants([{hw = 16}, {hw = 32}]) {
+  %c0 = arith.constant 0 : index
+  %bits = tile.param "bits" : i64
+  memref.store %bits, %out[%c0] : memref<?xi64>
 }

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import sparse_mla
-import sparse_mla.bwd as bwd
+from sparse_mla import _runtime
 from gpu_cases import make_case, run_and_check
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -103,6 +103,6 @@ def test_deterministic_ranges_give_the_same_bits_as_none(h):
 def test_a_clock_whose_rounds_never_fill_only_waits_a_bounded_time(monkeypatch):
     # One round of all 512 CTAs, more than the GPU holds at once: the first
     # waits run out, the round's clock stops, and the result is unchanged.
-    monkeypatch.setattr(bwd, "round_ctas", lambda name, device: 1 << 20)
+    monkeypatch.setattr(_runtime, "resident_ctas", lambda name, device: 1 << 20)
     args, kw = make_case(512, 64, 256, skv=1024, causal=False, seed=66)
     run_with_ranges(args, kw, 64)

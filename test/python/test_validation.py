@@ -33,10 +33,9 @@ def test_manifests_describe_the_compiled_kernels():
 
 
 def post_args(ws, out):
-    """The postprocess's arguments: f32 workspace into bf16, not accumulating."""
-    return dict(ws=ws, fixed=ws.new_empty((0, ws.shape[1]), dtype=torch.int64),
-                lost=ws.new_empty(0, dtype=torch.int32), dkv=out, dkv_f32=ws[:0], accumulate=0,
-                unit=0.0)
+    """The postprocess's arguments: f32 workspace into bf16, not accumulating
+    (the fixed-point workspace, its flags and the f32 output absent)."""
+    return dict(ws=ws, fixed=None, lost=None, dkv=out, dkv_f32=None, accumulate=0, unit=0.0)
 
 
 def test_memrefs_are_passed_as_descriptors():
@@ -49,11 +48,20 @@ def test_memrefs_are_passed_as_descriptors():
     assert len(values) == 4 * (3 + 2 + 2) + (3 + 1 + 1) + 2
     assert values[0] == values[1] == ws.data_ptr()
     assert values[2:7] == [0, 5, 24, 24, 1]
-    assert values[16:19] == [0, 0, 1]
-    assert values[19] == out.data_ptr()
     # An absent memref is None: a null pointer and all sizes 0.
-    absent = _runtime.pack_args(kernel, dict(post_args(ws, out), fixed=None, lost=None))
-    assert absent[7:19] == [0] * 12 and absent[:7] == values[:7] and absent[19:] == values[19:]
+    assert values[7:19] == [0] * 12
+    assert values[19] == out.data_ptr() and values[21:26] == [0, 5, 24, 24, 1]
+    assert values[26:33] == [0] * 7
+
+
+def test_required_tensors_are_not_left_out():
+    kernel = sparse_mla.load_manifest()["sparse_mla_postprocess"]
+    pre = sparse_mla.load_manifest()["sparse_mla_preprocess"]
+    with pytest.raises(sparse_mla.KernelError, match="argument do is required"):
+        _runtime.pack_args(pre, dict(o=torch.zeros(4, 8), do=None, delta=torch.zeros(4)))
+    # The postprocess's inputs and outputs are each one of two: both optional.
+    _runtime.pack_args(kernel, dict(post_args(torch.zeros(4, 16), torch.zeros(4, 16)), ws=None,
+                                    dkv=None))
 
 
 def test_arguments_are_passed_by_name():
@@ -99,37 +107,38 @@ def test_kernels_declare_their_grids():
     # The grid comes from the manifest, evaluated on the arguments: 64 rows a
     # CTA for the pre- and postprocess, 128 heads a CTA for the sink, a
     # (tile, group) per CTA for the union, and for the backward a tile per x
-    # and G blocks of hp columns per y.
+    # and G blocks of hp columns per y; a window's CTAs are its count.
     kernels = sparse_mla.load_manifest()
     rows = dict(o=torch.zeros(130, 8), do=torch.zeros(130, 8), delta=torch.zeros(130))
     assert _runtime.grid_of(kernels["sparse_mla_preprocess"], rows) == [3]
     post = kernels["sparse_mla_postprocess"]
     assert _runtime.grid_of(post, post_args(torch.zeros(64, 16), torch.zeros(64, 16))) == [1]
-    fixed = dict(post_args(torch.zeros(0, 16), torch.zeros(65, 16)),
-                 fixed=torch.zeros(65, 16, dtype=torch.int64))
+    fixed = dict(post_args(None, torch.zeros(65, 16)), fixed=torch.zeros(65, 16, dtype=torch.int64))
     assert _runtime.grid_of(post, fixed) == [2]
-    sink = dict(lse=torch.zeros(10, 129), partial=torch.zeros(4, 129))
+    sink = dict(lse=torch.zeros(1000, 129), partial=torch.zeros(4, 129), chunk=256)
     assert _runtime.grid_of(kernels["sparse_mla_sink"], sink) == [4, 2]
     assert _runtime.grid_of(kernels["sparse_mla_sink_sum"], sink) == [2]
+    window = dict(batch=2, seq_len=9, tile_tokens=4, first_tile=1, tiles=5)
     union = next(k for n, k in kernels.items() if n.startswith("sparse_mla_union"))
-    grid = _runtime.grid_of(union, dict(counts=torch.zeros(21), indices=torch.zeros(9, 3, 4)))
-    assert grid == [7, 3]
+    assert _runtime.grid_of(union, dict(window, indices=(18, 3, 4))) == [5, 3]
     for name, bwd in kernels.items():
         if name.startswith("sparse_mla_bwd_"):
             hp = bwd["params"]["hp"]
-            args = dict(keys=torch.zeros(10 * 2, 8), groups=2, heads_per_group=hp + 1)
-            assert _runtime.grid_of(bwd, args) == [10, 2 * 2], name
+            args = dict(window, groups=2, heads_per_group=hp + 1)
+            assert _runtime.grid_of(bwd, args) == [5, 2 * 2], name
+            # 2 batch rows of 3 tiles: a window past the sixth tile is refused.
+            with pytest.raises(sparse_mla.KernelError, match=r"its slots \[2, 7\) lie outside "
+                                                             r"the 6 work items of grid dimension x"):
+                _runtime.grid_of(bwd, dict(args, first_tile=2))
 
 
-def test_a_declared_grid_is_not_passed_and_a_missing_one_is():
+def test_a_declared_grid_is_not_passed_and_a_size_does_not_divide_by_zero():
     ws, out = torch.zeros(4, 16), torch.zeros(4, 16, dtype=torch.bfloat16)
     with pytest.raises(sparse_mla.KernelError, match="declares its grid; do not pass one"):
         _runtime.launch("sparse_mla_postprocess", post_args(ws, out), 0, 0, grid=[1])
-    kernels = sparse_mla.load_manifest()
-    kernel = dict(kernels["sparse_mla_sink_sum"], grid=[["ceildiv", {"arg": "partial",
-                                                                       "dim": 1}, 0]])
+    kernel = sparse_mla.load_manifest()["sparse_mla_sink"]
     with pytest.raises(sparse_mla.KernelError, match="divides by zero"):
-        _runtime.grid_of(kernel, dict(partial=torch.zeros(2, 3)))
+        _runtime.grid_of(kernel, dict(lse=torch.zeros(2, 3), chunk=0))
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -345,9 +354,8 @@ def test_workspace_bytes_follow_the_options():
     small = sparse_mla.workspace_bytes(*args, union_bytes=2 * 8 * 256)
     assert small == 4096 + 256 * 576 * 4 + 2 * 2 * 256 * 4 + 256
     # 16 tiles with room for 3 a launch: 6 launches of 2 or 3, none of 1.
-    plan = sparse_mla.plan._Plan(sparse_mla.bwd._shapes(*args), None, False, False,
-                                union_bytes=3 * 8 * 256)
-    assert (plan.launches, plan.per_launch) == (6, 3)
+    plan = sparse_mla.plan.plan(sparse_mla.checks.shapes(*args), union_bytes=3 * 8 * 256)
+    assert (plan.launch_count, plan.per_launch) == (6, 3)
     meta = [t.to("meta") for t in args]
     assert sparse_mla.workspace_bytes(*meta) == base
     # Key ranges of 64 keys (4 of them) add a clock row per CTA (16 tiles);
@@ -385,10 +393,9 @@ def recorded_launches(monkeypatch, *args, **kwargs):
             launches.append((name, (gx, gy, gz), decoded))
             return 0
     monkeypatch.setattr(_runtime, "_library", lambda: Library())
-    monkeypatch.setattr(sparse_mla.bwd, "check_devices", lambda **_: None)
-    monkeypatch.setattr(sparse_mla.ops, "check_devices", lambda **_: None)
-    monkeypatch.setattr(sparse_mla.bwd, "_stream", lambda device: 0)
-    monkeypatch.setattr(sparse_mla.ops, "_stream", lambda device: 0)
+    monkeypatch.setattr(sparse_mla.checks, "check_devices", lambda **_: None)
+    monkeypatch.setattr(sparse_mla.bwd, "stream_of", lambda device: 0)
+    monkeypatch.setattr(sparse_mla.ops, "stream_of", lambda device: 0)
     sparse_mla.sparse_mla_bwd(*args, **kwargs)
     return launches
 
@@ -408,7 +415,7 @@ def test_launches_pass_absent_arguments_as_empty_descriptors(monkeypatch):
     main, post = launches[2][2], launches[3][2]
     assert main["dkv"] == ABSENT and main["clock"] == ABSENT
     assert main["dkv_fixed"][1] == (64, 576) and main["dkv_lost"][1] == (64,)
-    assert main["computed"] == (0, (0,), (0,)) and main["bits"][1] == main["keys"][1]
+    assert "op_counts" not in main and main["bits"][1] == main["keys"][1]
     assert post["ws"] == ABSENT and post["dkv"] == ABSENT
     assert post["fixed"][1:] == ((64, 576), (576, 1)) and post["dkv_f32"][1] == (64, 576)
     assert launches[3][1] == (1, 1, 1)
@@ -424,7 +431,7 @@ def test_launches_pass_absent_arguments_as_empty_descriptors(monkeypatch):
 
 def test_the_workspace_is_carved_into_aligned_pieces_that_do_not_overlap():
     args = bwd_args(s=64, h=16, skv=256, topk=64)
-    plan = sparse_mla.plan._Plan(sparse_mla.bwd._shapes(*args), None, True, True, key_ranges=64)
+    plan = sparse_mla.plan.plan(sparse_mla.checks.shapes(*args), None, True, True, key_ranges=64)
     # A caller's workspace may be a view that starts inside a larger buffer.
     buffer = torch.zeros(plan.bytes + 1024, dtype=torch.uint8)
     start = 256 - buffer.data_ptr() % 256
@@ -489,7 +496,8 @@ def test_variants_are_compiled_for_each_supported_shape():
             # Which warpgroup adds which dKV columns and holds which dQ^T
             # rows is tile-split-partitions', not a shape parameter.
             assert k["params"] == {"hw": per_cta // 2, "hp": per_cta, "d": d_v,
-                                   "dqk": d_v + d_tail, "det": 0}
+                                   "dqk": d_v + d_tail, "det": 0, "fixed_point_bits": 40,
+                                   "range_window": 1}
             assert (k["threads"] == 256
                     and k["shared_bytes"] <= _runtime.target()["shared_bytes_per_cta"])
             det, _ = sparse_mla.plan.select_variant(columns, d_v, d_tail, deterministic=True)
@@ -504,19 +512,36 @@ def test_variants_are_compiled_for_each_supported_shape():
     (16, 4096, 4096, 2048, 4),     # 4 x 16
     (24, 4096, 4096, 2048, 2),     # 2 x 24 of 64 columns
     (32, 4096, 4096, 2048, 2),
+    (32, 16384, 16384, 2048, 1),   # unions 1.21x smaller do not pay for 64 columns
+    (16, 16384, 16384, 2048, 4),
     (33, 4096, 4096, 2048, 1),     # more than half a CTA: per token
     (64, 4096, 4096, 2048, 1),
     (128, 4096, 4096, 2048, 1),
     (1, 4096, 4096, 2048, 8),
-    (16, 3, 4096, 2048, 2),        # no more tokens than a row has
+    (16, 3, 4096, 2048, 1),        # no more tokens than a row has (2 save nothing)
     (16, 1, 4096, 2048, 1),
     (8, 4096, 4096, 4096, 4),      # T * topk within the largest builder
     (16, 4096, 4096, 16384, 1),
-    (16, 4096, 262144, 2048, 4),   # the largest bitmap: 8192 words
+    (16, 4096, 262144, 2048, 2),   # the largest bitmap: 8192 words
     (16, 4096, 262145, 2048, 1),
 ])
 def test_tile_tokens_by_shape(heads, seq, kv, topk, tokens):
     assert sparse_mla.plan.tile_tokens(heads, seq, kv, topk) == tokens
+
+
+def test_the_token_tile_costs_follow_the_unions():
+    # Tokens that draw their k keys from n: the union of t tokens' keys is
+    # n (1 - (1 - k/n)^t). Drawn from 10^5 keys, 64 keys a token hardly
+    # overlap: tiles of 2 (32 columns) cost what tokens one by one do, tiles
+    # of 4 (64 columns) BLOCK_COST[64] times that.
+    cost = sparse_mla.plan.tile_cost
+    assert cost(1, 16, 64, 100000, 64) == pytest.approx(64.0)
+    assert cost(2, 16, 64, 100000, 64) == pytest.approx(64.0, rel=0.01)
+    assert (cost(4, 16, 64, 100000, 64)
+            == pytest.approx(64.0 * sparse_mla.plan.BLOCK_COST[64], rel=0.01))
+    # Every key at or before a token (Skv = S, topk larger): adjacent tokens
+    # pick the same keys, and a tile of 2 costs about half.
+    assert cost(2, 16, 64, 64, 2048) == pytest.approx(cost(1, 16, 64, 64, 2048) / 2, rel=0.05)
 
 
 def test_union_builder_variants_cover_the_tiles():
@@ -531,7 +556,9 @@ def test_union_builder_variants_cover_the_tiles():
     (16, "at most 8 tokens"), (8, "at most 8 tokens of 16 heads"),
 ])
 def test_token_tile_is_checked(tile, match):
+    # Its type by the call's checks, its size by the plan.
     with pytest.raises(ValueError, match=match):
+        sparse_mla.checks.options(token_tile=tile)
         sparse_mla.plan.tile_tokens(16, 4096, 4096, 2048, tile)
 
 
@@ -542,7 +569,7 @@ def test_token_tiles_need_a_union_builder():
 
 
 def test_results_are_computed_in_place_or_delivered_by_copy():
-    from sparse_mla.bwd import _buffer, _deliver
+    from sparse_mla.bwd import _buffer, _deliver   # the call's own helpers
     new = lambda: torch.full((4, 32), 7.0)
     # No out: a new buffer, returned as it is.
     r = _buffer(None, new)
@@ -569,3 +596,92 @@ def test_tensors_read_by_position_are_made_contiguous_and_aligned():
     for bad in (t[1:17], t[::2]):             # misaligned, strided
         c = _contiguous(bad)
         assert c.is_contiguous() and c.data_ptr() % 16 == 0 and torch.equal(c, bad)
+
+
+def kernel_args(kernel, scalars=None, absent=()):
+    """Arguments a kernel's manifest accepts: every scalar 2 (or as given),
+    every tensor but the `absent` ones (None) of the shape its stated
+    extents give (4 where any), in the order the extents need (one tensor's
+    size may state another's)."""
+    dtypes = {"bf16": torch.bfloat16, "f32": torch.float32, "i32": torch.int32,
+              "i64": torch.int64}
+    args = {a["name"]: (scalars or {}).get(a["name"], 2)
+            for a in kernel["args"] if a["kind"] == "scalar"}
+    args.update({name: None for name in absent})
+    pending = [a for a in kernel["args"] if a["kind"] == "memref" and a["name"] not in absent]
+    while pending:
+        waiting = []
+        for a in pending:
+            try:
+                shape = [4 if e == "?" else _runtime._size(e, kernel["name"])(args)
+                         for e in a["extents"]]
+            except KeyError:     # a size of a tensor not made yet
+                waiting.append(a)
+                continue
+            args[a["name"]] = torch.zeros(shape, dtype=dtypes[a["dtype"]])
+        assert len(waiting) < len(pending), f"{kernel['name']}: extents that need each other"
+        pending = waiting
+    return args
+
+
+def test_every_kernel_refuses_a_wrong_sized_tensor_before_any_launch(monkeypatch):
+    # For each argument of each compiled kernel, each extent its manifest
+    # states, one more than stated raises a KernelError that names the
+    # argument, and nothing reaches the driver; a tensor left out (None) is
+    # refused unless the kernel says it is optional.
+    launched = []
+
+    class Library:
+        def smla_get_kernel(self, *a):
+            launched.append(a)
+            return 0
+
+        def smla_launch(self, *a):
+            launched.append(a)
+            return 0
+    monkeypatch.setattr(_runtime, "_library", lambda: Library())
+    # A window of one tile of two tokens in rows of four; one range of keys.
+    scalars = dict(batch=1, seq_len=4, tile_tokens=2, first_tile=0, tiles=1, range_keys=64,
+                   chunk=16)
+    # The postprocess takes one of two inputs and one of two outputs.
+    absent = {"sparse_mla_postprocess": ("fixed", "lost", "dkv_f32")}
+    checked = 0
+    for name, kernel in sparse_mla.load_manifest().items():
+        good = kernel_args(kernel, scalars, absent.get(name, ()))
+        _runtime.launch(name, good, 0, 0)
+        assert len(launched) == 2, name      # the good arguments launch
+        launched.clear()
+        for spec in kernel["args"]:
+            if spec["kind"] != "memref":
+                continue
+            arg = spec["name"]
+            if good[arg] is None:
+                continue
+            with_none = dict(good, **{arg: None})
+            if spec["optional"]:
+                # Left out, it is an empty tensor (its sizes 0 for others').
+                try:
+                    _runtime.pack_args(kernel, with_none)
+                except sparse_mla.KernelError as e:
+                    assert "required" not in str(e) and arg not in str(e), e
+            else:
+                with pytest.raises(sparse_mla.KernelError, match=f"argument {arg} is required"):
+                    _runtime.launch(name, with_none, 0, 0)
+            for d, extent in enumerate(spec["extents"]):
+                if extent == "?":
+                    continue
+                shape = list(good[arg].shape)
+                shape[d] += 1
+                bad = dict(good, **{arg: torch.zeros(shape, dtype=good[arg].dtype)})
+                with pytest.raises(sparse_mla.KernelError,
+                                   match=f"{name}: argument {arg} must have shape"):
+                    _runtime.launch(name, bad, 0, 0)
+                checked += 1
+        assert not launched, name
+    # Every tensor of the backward states its extents but the width of its
+    # keys (T * topk or topk) and of its counts (G or 1).
+    bwd = next(k for n, k in sparse_mla.load_manifest().items() if n.startswith("sparse_mla_bwd"))
+    anys = {(a["name"], d) for a in bwd["args"] if a["kind"] == "memref"
+            for d, e in enumerate(a["extents"]) if e == "?"}
+    assert anys == {("keys", 1), ("counts", 1)}
+    assert checked > 100

@@ -13,7 +13,15 @@ namespace sparse_mla {
 #define GEN_PASS_REGISTRATION
 #include "sparse-mla/Pipeline/Passes.h.inc"
 
-struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
+/// The options of the shipped pipeline, `sparse-mla-to-ptx` (and, with
+/// Self, of the benchmark pipeline, which has them all).
+template <typename Self>
+struct TileToPTXOptionsBase : public mlir::PassPipelineOptions<Self> {
+  template <typename T>
+  using Option = mlir::detail::PassOptions::Option<T>;
+  template <typename T>
+  using ListOption = mlir::detail::PassOptions::ListOption<T>;
+
   Option<std::string> output{*this, "output",
                              llvm::cl::desc("Path prefix of the PTX, cubin and "
                                             "manifest to write (none: only "
@@ -39,15 +47,6 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                                                "shared memory allows (tile-lower-"
                                                "channels' stages)"),
                                 llvm::cl::init(0)};
-  // Ablations, for timing only (tile-ablate; bench/ablate.py).
-  Option<bool> idleGathers{*this, "idle-gathers",
-                           llvm::cl::desc("Gathers of partitions read no row"),
-                           llvm::cl::init(false)};
-  ListOption<int64_t> idleScatters{*this, "idle-scatters",
-                                   llvm::cl::desc("Partitions whose scatters add no row")};
-  ListOption<int64_t> dropScatters{*this, "drop-scatters",
-                                   llvm::cl::desc("Partitions whose scatters and their "
-                                                  "products are erased")};
   Option<bool> stageScatters{*this, "stage-scatters",
                              llvm::cl::desc("tile-stage-scatters: row scatters through "
                                             "shared memory and the TMA where room "
@@ -61,11 +60,36 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                              llvm::cl::init(true)};
 };
 
+struct TileToPTXOptions : public TileToPTXOptionsBase<TileToPTXOptions> {};
+
+/// `sparse-mla-bench-to-ptx`: the shipped pipeline's options, and
+/// instruments for timing and tests that the shipped kernels never carry.
+struct BenchToPTXOptions : public TileToPTXOptionsBase<BenchToPTXOptions> {
+  // Ablations, for timing only (tile-ablate; bench/ablate.py).
+  Option<bool> idleGathers{*this, "idle-gathers",
+                           llvm::cl::desc("Gathers of partitions read no row"),
+                           llvm::cl::init(false)};
+  ListOption<int64_t> idleScatters{*this, "idle-scatters",
+                                   llvm::cl::desc("Partitions whose scatters add no row")};
+  ListOption<int64_t> dropScatters{*this, "drop-scatters",
+                                   llvm::cl::desc("Partitions whose scatters and their "
+                                                  "products are erased")};
+  // Counts (tile-count-ops): the tests' count of blocks computed.
+  Option<std::string> countOp{*this, "count-op",
+                              llvm::cl::desc("Count how often each CTA runs the first "
+                                             "op of this name (an op_counts argument)"),
+                              llvm::cl::init("")};
+};
+
 /// tile kernels -> layouts, pipelining, shared memory -> gpu/NVVM -> PTX.
 void buildTileToPTXPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 
-/// Registers `sparse-mla-to-ptx`.
+/// The same, with the benchmark's ablations and counts.
+void buildBenchToPTXPipeline(mlir::OpPassManager &pm,
+                             const BenchToPTXOptions &options);
+
+/// Registers `sparse-mla-to-ptx` and `sparse-mla-bench-to-ptx`.
 void registerSparseMLAPipelines();
 
 } // namespace sparse_mla

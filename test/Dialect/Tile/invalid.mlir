@@ -1268,7 +1268,7 @@ tile.kernel @too_few_names(%a: i32, %b: i32) warpgroups(1) attributes {arg_names
 
 func.func @key_clock_outside_a_loop(%c: memref<?x?xi32>, %k: memref<?x?xi32>, %i: index, %s: i32) {
   // expected-error @+1 {{must be in the body of an scf.for from 0 over the blocks of keys}}
-  tile.key_clock %c, %k[%i] shift %s round %i window %s : memref<?x?xi32>, memref<?x?xi32>
+  tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi32>
   return
 }
 
@@ -1279,7 +1279,7 @@ func.func @key_clock_from_one(%c: memref<?x?xi32>, %k: memref<?x?xi32>, %i: inde
   %c64 = arith.constant 64 : index
   scf.for %j = %c1 to %i step %c64 {
     // expected-error @+1 {{must be in the body of an scf.for from 0 over the blocks of keys}}
-    tile.key_clock %c, %k[%i] shift %s round %i window %s : memref<?x?xi32>, memref<?x?xi32>
+    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi32>
   }
   return
 }
@@ -1291,7 +1291,7 @@ func.func @key_clock_of_wide_keys(%c: memref<?x?xi32>, %k: memref<?x?xi64>, %i: 
   %c64 = arith.constant 64 : index
   scf.for %j = %c0 to %i step %c64 {
     // expected-error @+1 {{reads its keys from a 2-D memref of i32, got 'memref<?x?xi64>'}}
-    tile.key_clock %c, %k[%i] shift %s round %i window %s : memref<?x?xi32>, memref<?x?xi64>
+    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi64>
   }
   return
 }
@@ -1304,37 +1304,88 @@ func.func @key_clock_of_float_counters(%c: memref<?x?xf32>, %k: memref<?x?xi32>,
   %c64 = arith.constant 64 : index
   scf.for %j = %c0 to %i step %c64 {
     // expected-error @+1 {{counts in a 2-D global memref of i32}}
-    tile.key_clock %c, %k[%i] shift %s round %i window %s : memref<?x?xf32>, memref<?x?xi32>
+    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xf32>, memref<?x?xi32>
   }
   return
 }
 // -----
-// expected-error @+1 {{grid map has no dimensions and 1 to 3 results (x, y, z), not affine_map<(d0) -> (d0)>}}
-tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<(d0) -> (d0)>) {
+// expected-error @+1 {{grid has 4 dimensions, not 1 to 3 (x, y, z)}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n], [b : %n], [c : %n], [d : %n]) {
 }
 // -----
-// expected-error @+1 {{grid map has no dimensions and 1 to 3 results (x, y, z)}}
-tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0] -> (s0, s0, s0, s0)>, %n) {
+// expected-error @+1 {{size %m is not an argument}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %m]) {
 }
 // -----
-// expected-error @+1 {{grid map has 2 symbols but 1 are bound}}
-tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0, s1] -> (s0 + s1)>, %n) {
+// expected-error @+1 {{size %t is a tensor of rank 2: give a dimension of it}}
+tile.kernel @k(%t: memref<?x?xf32>) warpgroups(1) grid([a : %t[2]]) {
 }
 // -----
-// expected-error @+1 {{grid symbol %m is not an argument}}
-tile.kernel @k(%n: index) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %m) {
+// expected-error @+1 {{size %x is an integer scalar or a tensor's dimension}}
+tile.kernel @k(%x: f32) warpgroups(1) grid([a : %x]) {
 }
 // -----
-// expected-error @+1 {{grid symbol %t is a tensor of rank 2: give a dimension of it}}
-tile.kernel @k(%t: memref<?x?xf32>) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %t[2]) {
+// expected-error @+1 {{size {hp} is a shape parameter, but the kernel has no variants to bind it}}
+tile.kernel @k() warpgroups(1) grid([a : {hp}]) {
 }
 // -----
-// expected-error @+1 {{grid symbol %x is a size: an integer scalar or a tensor's dimension}}
-tile.kernel @k(%x: f32) warpgroups(1) grid(affine_map<()[s0] -> (s0)>, %x) {
+// expected-error @+1 {{expected a size: an integer, %scalar, %tensor[dim], {parameter} or a parenthesized expression}}
+tile.kernel @k(%a: memref<?xf32> [rows]) warpgroups(1) {
 }
 // -----
-// expected-error @+1 {{grid symbol #0 is shape parameter 'hp', but the kernel has no variants to bind it}}
-tile.kernel @k() warpgroups(1) grid(affine_map<()[s0] -> (s0)>, {hp}) {
+// expected-error @+1 {{divides by 0: divisors are positive}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n floordiv 0]) {
+}
+// -----
+// expected-error @+1 {{a size names an argument, not a result #1}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n#1]) {
+}
+// -----
+// expected-error @+1 {{names work axis 'a' twice}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n], [a : 2]) {
+}
+// -----
+// expected-error @+1 {{names work axis 'a' twice}}
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n] window(a : 2 from %n)) {
+}
+// -----
+// expected-error @+1 {{argument %n is a scalar: it has no extents and is never optional}}
+tile.kernel @k(%n: index [4]) warpgroups(1) {
+}
+// -----
+// expected-error @+1 {{argument %n is a scalar: it has no extents and is never optional}}
+tile.kernel @k(%n: index optional) warpgroups(1) {
+}
+// -----
+// expected-error @+1 {{argument %a has rank 1: state one extent a dimension}}
+tile.kernel @k(%a: memref<?xf32> [1, 2]) warpgroups(1) {
+}
+// -----
+// expected-error @+1 {{an extent of %a is stated by its own size}}
+tile.kernel @k(%a: memref<?x?xf32> [?, %a[0]]) warpgroups(1) {
+}
+// -----
+// expected-error @+1 {{has constants but no variants to bind them with}}
+tile.kernel @k() warpgroups(1) constants({bits = 40}) {
+}
+// -----
+// expected-error @+1 {{constant 'bits' is -1 : i64, not an integer in [0, 2^31)}}
+tile.kernel @k() warpgroups(1) constants({bits = -1}) variants([{n = 1}]) {
+}
+// -----
+// expected-error @+1 {{binds 'n' both as a constant and in a variant or derive map}}
+tile.kernel @k() warpgroups(1) constants({n = 2}) variants([{n = 1}]) {
+}
+// -----
+tile.kernel @k(%n: index) warpgroups(1) grid([a : %n]) {
+  // expected-error @+1 {{names 'b', which is not a work axis of @k's grid}}
+  %b = tile.work_id "b"
+}
+// -----
+func.func @f() {
+  // expected-error @+1 {{is in no tile.kernel}}
+  %b = tile.work_id "b"
+  return
 }
 // -----
 tile.kernel @k() warpgroups(1) {
@@ -1518,9 +1569,52 @@ tile.kernel @k() warpgroups(1) variants([{n = 64}]) attributes {derive_names = [
 
 // -----
 
-// expected-error @+1 {{needs both a grid map and its symbols}}
-tile.kernel @k() warpgroups(1) attributes {grid = affine_map<() -> (1)>} {
+// expected-error @+1 {{needs both a sizes map and its symbols}}
+tile.kernel @k() warpgroups(1) attributes {sizes = affine_map<() -> (1)>} {
 }
+
+// -----
+
+// expected-error @+1 {{sizes map has 1 dimensions and 0 symbols, for no dimension and 0 symbols}}
+tile.kernel @k() warpgroups(1) attributes {sizes = affine_map<(d0) -> (d0)>, size_symbols = []} {
+}
+
+// -----
+
+// expected-error @+1 {{grid dimension #0 needs named axes, each with an extent}}
+tile.kernel @k() warpgroups(1) attributes {grid = [{axes = [], extents = array<i64>}]} {
+}
+
+// -----
+
+// expected-error @+1 {{grid dimension #0 has an extent that is not a size}}
+tile.kernel @k() warpgroups(1) attributes {grid = [{axes = ["a"], extents = array<i64: 0>}]} {
+}
+
+// -----
+
+// expected-error @+1 {{grid dimension #0 has a window without a name and both sizes}}
+tile.kernel @k() warpgroups(1) attributes {sizes = affine_map<() -> (4)>, size_symbols = [],
+                                           grid = [{axes = ["a"], extents = array<i64: 0>, count = 0}]} {
+}
+
+// -----
+
+// expected-error @+1 {{argument %a has an extent that is not a size}}
+"tile.kernel"() <{sym_name = "k", function_type = (memref<?xf32>) -> (), warpgroups = 1 : i32,
+                  arg_names = ["a"], arg_attrs = [{tile.extents = array<i64: 3>}]}> ({
+^bb0(%a: memref<?xf32>):
+  tile.return
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{argument %a: `optional` is a unit attribute}}
+"tile.kernel"() <{sym_name = "k", function_type = (memref<?xf32>) -> (), warpgroups = 1 : i32,
+                  arg_names = ["a"], arg_attrs = [{tile.optional = 1}]}> ({
+^bb0(%a: memref<?xf32>):
+  tile.return
+}) : () -> ()
 
 // -----
 
@@ -1555,6 +1649,6 @@ func.func @f(%n: index, %a: !tile.reg<64xf32>) {
 
 // -----
 
-// expected-error @+1 {{grid symbol #0 is not an argument}}
-tile.kernel @k(%n: i32) warpgroups(1) attributes {grid = affine_map<()[s0] -> (s0)>, grid_symbols = [{arg = "m"}]} {
+// expected-error @+1 {{size symbol #0 is not an argument}}
+tile.kernel @k(%n: i32) warpgroups(1) attributes {sizes = affine_map<()[s0] -> (s0)>, size_symbols = [{arg = "m"}]} {
 }

@@ -47,9 +47,9 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   tile.counter_add %idx[%b, %c1], %m1 : memref<?x?xi32>
   // CHECK: tile.counter_wait %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<?x?xi32>
   %reached = tile.counter_wait %idx[%c0, %gy], %m1, %m1 : memref<?x?xi32>
-  // CHECK: tile.key_clock %{{.*}}, %{{.*}}[%{{.*}}] shift %{{.*}} round %{{.*}} window %{{.*}} : memref<?x?xi32>, memref<?x?xi32>
+  // CHECK: tile.key_clock %{{.*}}, %{{.*}}[%{{.*}}] range %{{.*}} round %{{.*}} window %{{.*}} : memref<?x?xi32>, memref<?x?xi32>
   scf.for %j = %c0 to %n step %c1 {
-    tile.key_clock %idx, %idx[%b] shift %m1 round %n window %m1 : memref<?x?xi32>, memref<?x?xi32>
+    tile.key_clock %idx, %idx[%b] range %n round %n window %m1 : memref<?x?xi32>, memref<?x?xi32>
   }
   // CHECK: tile.splat %{{.*}} : !tile.reg<64x64xf32, #tile.mma>
   %z = tile.splat %s : !tile.reg<64x64xf32, #tile.mma>
@@ -287,4 +287,29 @@ tile.kernel @convert(%out: memref<?x64xf32>, %x: f32) warpgroups(1) {
   %m = tile.convert_layout %b : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
   %same = tile.convert_layout %m : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
   tile.store %same, %out[%c0, %c0] : !tile.reg<64x64xf32, #tile.mma>, memref<?x64xf32>
+}
+
+// A kernel's index space and tensor extents, declared once in its
+// signature: the sizes print as they were written, `?` where any extent
+// will do.
+// CHECK-LABEL: tile.kernel @index_space
+// CHECK-SAME: (%keys: memref<?x?xi32> [%tiles * %groups, ?],
+// CHECK-SAME: %bits: memref<?x?xi32> [%tiles * %groups, %keys[1]] optional,
+// CHECK-SAME: %rows: memref<?xf32> [%batch * (%seq - 1) + (%seq ceildiv {t}) mod 3]
+// CHECK-SAME: warpgroups(1)
+// CHECK-SAME: grid([b : %batch, tile : %seq ceildiv {t}] window(slot : %tiles from %first), [g : %groups])
+// CHECK-SAME: constants({bits = 40 : i64}) variants([{t = 2 : i64}])
+// CHECK: tile.work_id "b"
+// CHECK: tile.work_id "slot"
+// CHECK: tile.work_id "g"
+tile.kernel @index_space(%keys: memref<?x?xi32> [%tiles * %groups, ?],
+                         %bits: memref<?x?xi32> [%tiles * %groups, %keys[1]] optional,
+                         %rows: memref<?xf32> [%batch * (%seq - 1) + (%seq ceildiv {t}) mod 3],
+                         %batch: index, %seq: index, %first: index, %tiles: i32, %groups: i64)
+    warpgroups(1)
+    grid([b : %batch, tile : %seq ceildiv {t}] window(slot : %tiles from %first), [g : %groups])
+    constants({bits = 40}) variants([{t = 2}]) {
+  %b = tile.work_id "b"
+  %slot = tile.work_id "slot"
+  %g = tile.work_id "g"
 }

@@ -16,17 +16,234 @@
 using namespace mlir;
 using namespace sparse_mla::tile;
 
+//===----------------------------------------------------------------------===//
+// Size expressions: the extents of work axes and tensors, as affine
+// expressions of the kernel's integer scalars (`%n`), tensor sizes (`%t[0]`)
+// and shape parameters (`{hp}`). All of a signature's expressions are the
+// results of one map (`sizes`) whose symbols `size_symbols` names.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The sizes a signature states, as the parser collects them.
+struct SizeTable {
+  Builder &b;
+  SmallVector<Attribute> symbols;
+  SmallVector<AffineExpr> results;
+  /// Argument names that expressions use, checked once all are parsed.
+  SmallVector<std::pair<SMLoc, StringRef>> uses;
+
+  AffineExpr symbol(DictionaryAttr key) {
+    auto *it = llvm::find(symbols, key);
+    if (it == symbols.end()) {
+      symbols.push_back(key);
+      it = symbols.end() - 1;
+    }
+    return getAffineSymbolExpr(it - symbols.begin(), b.getContext());
+  }
+  int64_t add(AffineExpr e) {
+    results.push_back(e);
+    return results.size() - 1;
+  }
+};
+
+ParseResult parseSum(OpAsmParser &p, SizeTable &t, AffineExpr &e);
+
+/// An integer, `%arg`, `%tensor[dim]`, `{param}` or a parenthesized sum.
+ParseResult parseFactor(OpAsmParser &p, SizeTable &t, AffineExpr &e) {
+  Builder &b = t.b;
+  int64_t value;
+  OptionalParseResult integer = p.parseOptionalInteger(value);
+  if (integer.has_value()) {
+    if (failed(*integer))
+      return failure();
+    e = getAffineConstantExpr(value, b.getContext());
+    return success();
+  }
+  if (succeeded(p.parseOptionalLParen()))
+    return failure(parseSum(p, t, e) || p.parseRParen());
+  if (succeeded(p.parseOptionalLBrace())) {
+    StringRef param;
+    if (p.parseKeyword(&param) || p.parseRBrace())
+      return failure();
+    e = t.symbol(b.getDictionaryAttr(b.getNamedAttr("param", b.getStringAttr(param))));
+    return success();
+  }
+  SMLoc loc = p.getCurrentLocation();
+  OpAsmParser::UnresolvedOperand arg;
+  OptionalParseResult operand = p.parseOptionalOperand(arg);
+  if (!operand.has_value())
+    return p.emitError(loc, "expected a size: an integer, %scalar, %tensor[dim], "
+                            "{parameter} or a parenthesized expression");
+  if (failed(*operand))
+    return failure();
+  if (arg.number != 0)
+    return p.emitError(loc, "a size names an argument, not a result #") << arg.number;
+  StringRef name = arg.name.drop_front();
+  t.uses.push_back({loc, name});
+  SmallVector<NamedAttribute> key{b.getNamedAttr("arg", b.getStringAttr(name))};
+  if (succeeded(p.parseOptionalLSquare())) {
+    int64_t dim;
+    if (p.parseInteger(dim) || p.parseRSquare())
+      return failure();
+    key.push_back(b.getNamedAttr("dim", b.getI64IntegerAttr(dim)));
+  }
+  e = t.symbol(b.getDictionaryAttr(key));
+  return success();
+}
+
+/// factor (`*` | `floordiv` | `ceildiv` | `mod` factor)*; a constant
+/// divisor must be positive.
+ParseResult parseProduct(OpAsmParser &p, SizeTable &t, AffineExpr &e) {
+  if (parseFactor(p, t, e))
+    return failure();
+  while (true) {
+    std::optional<AffineExprKind> kind;
+    if (succeeded(p.parseOptionalStar()))
+      kind = AffineExprKind::Mul;
+    else if (succeeded(p.parseOptionalKeyword("floordiv")))
+      kind = AffineExprKind::FloorDiv;
+    else if (succeeded(p.parseOptionalKeyword("ceildiv")))
+      kind = AffineExprKind::CeilDiv;
+    else if (succeeded(p.parseOptionalKeyword("mod")))
+      kind = AffineExprKind::Mod;
+    if (!kind)
+      return success();
+    SMLoc loc = p.getCurrentLocation();
+    AffineExpr rhs;
+    if (parseFactor(p, t, rhs))
+      return failure();
+    auto c = dyn_cast<AffineConstantExpr>(rhs);
+    if (*kind != AffineExprKind::Mul && c && c.getValue() < 1)
+      return p.emitError(loc, "divides by ") << c.getValue() << ": divisors are positive";
+    e = getAffineBinaryOpExpr(*kind, e, rhs);
+  }
+}
+
+/// product ((`+` | `-`) product)*
+ParseResult parseSum(OpAsmParser &p, SizeTable &t, AffineExpr &e) {
+  if (parseProduct(p, t, e))
+    return failure();
+  while (true) {
+    bool plus = succeeded(p.parseOptionalPlus());
+    if (!plus && failed(p.parseOptionalMinus()))
+      return success();
+    AffineExpr rhs;
+    if (parseProduct(p, t, rhs))
+      return failure();
+    e = plus ? e + rhs : e - rhs;
+  }
+}
+
+/// Prints `e` over `symbols`; `context` 0 in a sum, 1 as a product's left
+/// operand, 2 as its right operand (where a product needs parentheses).
+void printSize(llvm::raw_ostream &os, AffineExpr e, ArrayAttr symbols, int context = 0) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+    if (c.getValue() < 0 && context)
+      os << "(" << c.getValue() << ")";
+    else
+      os << c.getValue();
+    return;
+  }
+  if (auto s = dyn_cast<AffineSymbolExpr>(e)) {
+    auto key = cast<DictionaryAttr>(symbols[s.getPosition()]);
+    if (auto param = key.getAs<StringAttr>("param")) {
+      os << "{" << param.getValue() << "}";
+      return;
+    }
+    os << "%" << key.getAs<StringAttr>("arg").getValue();
+    if (auto dim = key.getAs<IntegerAttr>("dim"))
+      os << "[" << dim.getInt() << "]";
+    return;
+  }
+  if (auto d = dyn_cast<AffineDimExpr>(e)) {
+    os << "d" << d.getPosition();   // only in an unverified op
+    return;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  if (e.getKind() == AffineExprKind::Add) {
+    if (context)
+      os << "(";
+    printSize(os, bin.getLHS(), symbols);
+    AffineExpr rhs = bin.getRHS();
+    auto negated = dyn_cast<AffineBinaryOpExpr>(rhs);
+    auto minusOne = negated && rhs.getKind() == AffineExprKind::Mul
+                        ? dyn_cast<AffineConstantExpr>(negated.getRHS())
+                        : AffineConstantExpr();
+    auto c = dyn_cast<AffineConstantExpr>(rhs);
+    if (minusOne && minusOne.getValue() == -1) {
+      os << " - ";
+      printSize(os, negated.getLHS(), symbols, 2);
+    } else if (c && c.getValue() < 0) {
+      os << " - " << -c.getValue();
+    } else {
+      os << " + ";
+      printSize(os, rhs, symbols);
+    }
+    if (context)
+      os << ")";
+    return;
+  }
+  // Left-associative, but a division on the left is clearer in parentheses.
+  bool wrap = context == 2 || (context == 1 && e.getKind() != AffineExprKind::Mul);
+  if (wrap)
+    os << "(";
+  printSize(os, bin.getLHS(), symbols, 1);
+  switch (e.getKind()) {
+  case AffineExprKind::Mul: os << " * "; break;
+  case AffineExprKind::FloorDiv: os << " floordiv "; break;
+  case AffineExprKind::CeilDiv: os << " ceildiv "; break;
+  default: os << " mod "; break;
+  }
+  printSize(os, bin.getRHS(), symbols, 2);
+  if (wrap)
+    os << ")";
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Syntax
+//===----------------------------------------------------------------------===//
+
 ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &b = parser.getBuilder();
   StringAttr name;
+  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(), result.attributes))
+    return failure();
+  // The arguments: `%name: type`, a tensor's extents `[e, ?, ..]` and
+  // `optional`, then attributes.
+  SizeTable sizes{b, {}, {}, {}};
   SmallVector<OpAsmParser::Argument> args;
-  SmallVector<DictionaryAttr> resultAttrs;
-  SmallVector<Type> resultTypes;
-  bool isVariadic = false;
-  if (parser.parseSymbolName(name, SymbolTable::getSymbolAttrName(),
-                             result.attributes) ||
-      function_interface_impl::parseFunctionSignatureWithArguments(
-          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
-          resultAttrs))
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, [&]() -> ParseResult {
+        OpAsmParser::Argument &arg = args.emplace_back();
+        if (parser.parseArgument(arg, /*allowType=*/true, /*allowAttrs=*/false))
+          return failure();
+        NamedAttrList attrs;
+        if (succeeded(parser.parseOptionalLSquare())) {
+          SmallVector<int64_t> extents;
+          if (parser.parseCommaSeparatedList([&]() -> ParseResult {
+                if (succeeded(parser.parseOptionalQuestion())) {
+                  extents.push_back(-1);
+                  return success();
+                }
+                AffineExpr e;
+                if (parseSum(parser, sizes, e))
+                  return failure();
+                extents.push_back(sizes.add(e));
+                return success();
+              }) ||
+              parser.parseRSquare())
+            return failure();
+          attrs.set(kExtentsAttr, b.getDenseI64ArrayAttr(extents));
+        }
+        if (succeeded(parser.parseOptionalKeyword("optional")))
+          attrs.set(kOptionalAttr, b.getUnitAttr());
+        if (parser.parseOptionalAttrDict(attrs))
+          return failure();
+        arg.attrs = attrs.getDictionary(b.getContext());
+        return success();
+      }))
     return failure();
   int64_t warpgroups = 1;
   if (parser.parseKeyword("warpgroups") || parser.parseLParen() ||
@@ -35,11 +252,9 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<Type> argTypes;
   for (auto &arg : args)
     argTypes.push_back(arg.type);
-  Builder &b = parser.getBuilder();
   result.addAttribute(getFunctionTypeAttrName(result.name),
-                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
-  result.addAttribute(getWarpgroupsAttrName(result.name),
-                      b.getI32IntegerAttr(warpgroups));
+                      TypeAttr::get(b.getFunctionType(argTypes, {})));
+  result.addAttribute(getWarpgroupsAttrName(result.name), b.getI32IntegerAttr(warpgroups));
   if (succeeded(parser.parseOptionalKeyword("cluster"))) {
     int64_t cluster = 1;
     if (parser.parseLParen() || parser.parseInteger(cluster) || parser.parseRParen())
@@ -47,38 +262,53 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
     result.addAttribute(getClusterAttrName(result.name), b.getI32IntegerAttr(cluster));
   }
   if (succeeded(parser.parseOptionalKeyword("grid"))) {
-    AffineMapAttr map;
-    SmallVector<Attribute> symbols;
-    if (parser.parseLParen() || parser.parseAttribute(map))
-      return failure();
-    while (succeeded(parser.parseOptionalComma())) {
-      SmallVector<NamedAttribute> symbol;
-      StringRef param;
-      if (succeeded(parser.parseOptionalLBrace())) {
-        if (parser.parseKeyword(&param) || parser.parseRBrace())
-          return failure();
-        symbols.push_back(b.getDictionaryAttr(b.getNamedAttr("param", b.getStringAttr(param))));
-        continue;
-      }
-      OpAsmParser::UnresolvedOperand arg;
-      SMLoc loc = parser.getCurrentLocation();
-      if (parser.parseOperand(arg))
+    // grid([axis : extent, ..] (window(slot : count from start))?, ..):
+    // x, y, z.
+    SmallVector<Attribute> dims;
+    auto parseDim = [&]() -> ParseResult {
+      SmallVector<Attribute> axes;
+      SmallVector<int64_t> extents;
+      if (parser.parseCommaSeparatedList(
+              OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+                StringRef axis;
+                AffineExpr e;
+                if (parser.parseKeyword(&axis) || parser.parseColon() ||
+                    parseSum(parser, sizes, e))
+                  return failure();
+                axes.push_back(b.getStringAttr(axis));
+                extents.push_back(sizes.add(e));
+                return success();
+              }))
         return failure();
-      if (llvm::none_of(args, [&](auto &a) { return a.ssaName.name == arg.name; }))
-        return parser.emitError(loc, "grid symbol ") << arg.name << " is not an argument";
-      symbol.push_back(b.getNamedAttr("arg", b.getStringAttr(arg.name.drop_front())));
-      if (succeeded(parser.parseOptionalLSquare())) {
-        int64_t dim;
-        if (parser.parseInteger(dim) || parser.parseRSquare())
+      SmallVector<NamedAttribute> dim{b.getNamedAttr("axes", b.getArrayAttr(axes)),
+                                      b.getNamedAttr("extents", b.getDenseI64ArrayAttr(extents))};
+      if (succeeded(parser.parseOptionalKeyword("window"))) {
+        // window(slot : count from start)
+        StringRef slot;
+        AffineExpr from, count;
+        if (parser.parseLParen() || parser.parseKeyword(&slot) || parser.parseColon() ||
+            parseSum(parser, sizes, count) || parser.parseKeyword("from") ||
+            parseSum(parser, sizes, from) || parser.parseRParen())
           return failure();
-        symbol.push_back(b.getNamedAttr("dim", b.getI64IntegerAttr(dim)));
+        dim.push_back(b.getNamedAttr("window", b.getStringAttr(slot)));
+        dim.push_back(b.getNamedAttr("count", b.getI64IntegerAttr(sizes.add(count))));
+        dim.push_back(b.getNamedAttr("from", b.getI64IntegerAttr(sizes.add(from))));
       }
-      symbols.push_back(b.getDictionaryAttr(symbol));
-    }
-    if (parser.parseRParen())
+      dims.push_back(b.getDictionaryAttr(dim));
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren, parseDim))
       return failure();
-    result.addAttribute(getGridAttrName(result.name), map);
-    result.addAttribute(getGridSymbolsAttrName(result.name), b.getArrayAttr(symbols));
+    result.addAttribute(getGridAttrName(result.name), b.getArrayAttr(dims));
+  }
+  for (auto [loc, used] : sizes.uses)
+    if (llvm::none_of(args, [&](auto &a) { return a.ssaName.name.drop_front() == used; }))
+      return parser.emitError(loc, "size %") << used << " is not an argument";
+  if (!sizes.results.empty()) {
+    result.addAttribute(getSizesAttrName(result.name),
+                        AffineMapAttr::get(AffineMap::get(0, sizes.symbols.size(), sizes.results,
+                                                          b.getContext())));
+    result.addAttribute(getSizeSymbolsAttrName(result.name), b.getArrayAttr(sizes.symbols));
   }
   if (succeeded(parser.parseOptionalKeyword("derive"))) {
     // derive([a, b] = affine_map<()[x, y] -> (..)>[x, y])
@@ -100,10 +330,15 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
     result.addAttribute(getDeriveNamesAttrName(result.name), b.getArrayAttr(names));
     result.addAttribute(getDeriveSymbolsAttrName(result.name), b.getArrayAttr(symbols));
   }
+  if (succeeded(parser.parseOptionalKeyword("constants"))) {
+    DictionaryAttr constants;
+    if (parser.parseLParen() || parser.parseAttribute(constants) || parser.parseRParen())
+      return failure();
+    result.addAttribute(getConstantsAttrName(result.name), constants);
+  }
   if (succeeded(parser.parseOptionalKeyword("variants"))) {
     ArrayAttr variants;
-    if (parser.parseLParen() || parser.parseAttribute(variants) ||
-        parser.parseRParen())
+    if (parser.parseLParen() || parser.parseAttribute(variants) || parser.parseRParen())
       return failure();
     result.addAttribute(getVariantsAttrName(result.name), variants);
   }
@@ -116,9 +351,9 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
       names.push_back(arg.ssaName.name.drop_front());
     result.addAttribute(getArgNamesAttrName(result.name), b.getStrArrayAttr(names));
   }
-  call_interface_impl::addArgAndResultAttrs(
-      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
-      getResAttrsAttrName(result.name));
+  call_interface_impl::addArgAndResultAttrs(b, result, args, {},
+                                            getArgAttrsAttrName(result.name),
+                                            getResAttrsAttrName(result.name));
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, args))
     return failure();
@@ -129,23 +364,50 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
 void KernelOp::print(OpAsmPrinter &p) {
   p << ' ';
   p.printSymbolName(getSymName());
-  function_interface_impl::printFunctionSignature(
-      p, *this, getArgumentTypes(), /*isVariadic=*/false, getResultTypes());
-  p << " warpgroups(" << getWarpgroups() << ")";
+  ArrayAttr symbols = getSizeSymbolsAttr();
+  auto size = [&](int64_t i) { printSize(p.getStream(), getSize(i), symbols); };
+  p << "(";
+  for (auto [i, arg] : llvm::enumerate(getBody().getArguments())) {
+    if (i)
+      p << ", ";
+    p.printRegionArgument(arg, {}, /*omitType=*/false);
+    if (DenseI64ArrayAttr extents = getArgExtents(i)) {
+      p << " [";
+      llvm::interleaveComma(extents.asArrayRef(), p, [&](int64_t e) {
+        if (e < 0)
+          p << "?";
+        else
+          size(e);
+      });
+      p << "]";
+    }
+    if (isArgOptional(i))
+      p << " optional";
+    if (DictionaryAttr attrs = getArgAttrDict(i))
+      p.printOptionalAttrDict(attrs.getValue(), {kExtentsAttr, kOptionalAttr});
+  }
+  p << ") warpgroups(" << getWarpgroups() << ")";
   if (std::optional<uint32_t> cluster = getCluster())
     p << " cluster(" << *cluster << ")";
-  if (AffineMapAttr grid = getGridAttr()) {
-    p << " grid(" << grid;
-    for (Attribute a : getGridSymbolsAttr()) {
-      auto symbol = cast<DictionaryAttr>(a);
-      if (auto param = symbol.getAs<StringAttr>("param")) {
-        p << ", {" << param.getValue() << "}";
-        continue;
+  if (ArrayAttr grid = getGridAttr()) {
+    p << " grid(";
+    llvm::interleaveComma(grid, p, [&](Attribute a) {
+      auto dim = cast<DictionaryAttr>(a);
+      auto extents = dim.getAs<DenseI64ArrayAttr>("extents").asArrayRef();
+      p << "[";
+      llvm::interleaveComma(llvm::zip(dim.getAs<ArrayAttr>("axes"), extents), p, [&](auto axis) {
+        p << cast<StringAttr>(std::get<0>(axis)).getValue() << " : ";
+        size(std::get<1>(axis));
+      });
+      p << "]";
+      if (auto slot = dim.getAs<StringAttr>("window")) {
+        p << " window(" << slot.getValue() << " : ";
+        size(dim.getAs<IntegerAttr>("count").getInt());
+        p << " from ";
+        size(dim.getAs<IntegerAttr>("from").getInt());
+        p << ")";
       }
-      p << ", %" << symbol.getAs<StringAttr>("arg").getValue();
-      if (auto dim = symbol.getAs<IntegerAttr>("dim"))
-        p << "[" << dim.getInt() << "]";
-    }
+    });
     p << ")";
   }
   if (AffineMapAttr derive = getDeriveAttr()) {
@@ -160,14 +422,17 @@ void KernelOp::print(OpAsmPrinter &p) {
     names(getDeriveSymbolsAttr());
     p << ")";
   }
+  if (DictionaryAttr constants = getConstantsAttr())
+    p << " constants(" << constants << ")";
   if (ArrayAttr variants = getVariantsAttr())
     p << " variants(" << variants << ")";
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getSymNameAttrName(), getFunctionTypeAttrName(), getWarpgroupsAttrName(),
        getClusterAttrName(), getVariantsAttrName(), getArgAttrsAttrName(), getResAttrsAttrName(),
-       getArgNamesAttrName(), getGridAttrName(), getGridSymbolsAttrName(), getDeriveAttrName(),
-       getDeriveNamesAttrName(), getDeriveSymbolsAttrName()});
+       getArgNamesAttrName(), getGridAttrName(), getSizesAttrName(), getSizeSymbolsAttrName(),
+       getDeriveAttrName(), getDeriveNamesAttrName(), getDeriveSymbolsAttrName(),
+       getConstantsAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/false);
@@ -176,6 +441,47 @@ void KernelOp::print(OpAsmPrinter &p) {
 void KernelOp::getAsmBlockArgumentNames(Region &, OpAsmSetValueNameFn setNameFn) {
   for (auto [arg, name] : llvm::zip(getBody().getArguments(), getArgNamesAttr()))
     setNameFn(arg, cast<StringAttr>(name).getValue());
+}
+
+DenseI64ArrayAttr KernelOp::getArgExtents(unsigned i) {
+  DictionaryAttr attrs = getArgAttrDict(i);
+  return attrs ? attrs.getAs<DenseI64ArrayAttr>(kExtentsAttr) : DenseI64ArrayAttr();
+}
+
+bool KernelOp::isArgOptional(unsigned i) {
+  DictionaryAttr attrs = getArgAttrDict(i);
+  return attrs && attrs.contains(kOptionalAttr);
+}
+
+SmallVector<AffineExpr> KernelOp::getGridCounts() {
+  SmallVector<AffineExpr> counts;
+  for (Attribute a : getGridAttr()) {
+    auto dim = cast<DictionaryAttr>(a);
+    if (auto count = dim.getAs<IntegerAttr>("count")) {
+      counts.push_back(getSize(count.getInt()));
+      continue;
+    }
+    AffineExpr product = getAffineConstantExpr(1, getContext());
+    for (int64_t e : dim.getAs<DenseI64ArrayAttr>("extents").asArrayRef())
+      product = product * getSize(e);
+    counts.push_back(product);
+  }
+  return counts;
+}
+
+std::optional<std::pair<unsigned, int>> KernelOp::findWorkAxis(StringRef name) {
+  ArrayAttr grid = getGridAttr();
+  if (!grid)
+    return std::nullopt;
+  for (auto [d, a] : llvm::enumerate(grid)) {
+    auto dim = cast<DictionaryAttr>(a);
+    if (auto slot = dim.getAs<StringAttr>("window"); slot && slot.getValue() == name)
+      return std::make_pair(unsigned(d), -1);
+    for (auto [i, axis] : llvm::enumerate(dim.getAs<ArrayAttr>("axes")))
+      if (cast<StringAttr>(axis).getValue() == name)
+        return std::make_pair(unsigned(d), int(i));
+  }
+  return std::nullopt;
 }
 
 bool sparse_mla::tile::isGlobalTensor(MemRefType type) {
@@ -213,7 +519,8 @@ LogicalResult KernelOp::verify() {
       return emitOpError("argument #")
              << i << " must be a memref or a scalar, got " << type;
   }
-  if (failed(verifyGrid()))
+  if (failed(verifySizes()) || failed(verifyGrid()) || failed(verifyExtents()) ||
+      failed(verifyConstants()))
     return failure();
   return verifyDerive();
 }
@@ -287,56 +594,166 @@ LogicalResult KernelOp::verifyDerive() {
 
 DictionaryAttr KernelOp::getBinding(unsigned i) {
   auto variant = cast<DictionaryAttr>(getVariantsAttr()[i]);
-  AffineMapAttr derive = getDeriveAttr();
-  if (!derive)
-    return variant;
-  SmallVector<int64_t> given;
-  for (Attribute symbol : getDeriveSymbolsAttr())
-    given.push_back(variant.getAs<IntegerAttr>(cast<StringAttr>(symbol)).getInt());
   NamedAttrList binding(variant);
-  Builder b(getContext());
-  for (auto [name, value] : llvm::zip(getDeriveNamesAttr(), *evaluate(derive.getValue(), given)))
-    binding.set(cast<StringAttr>(name), b.getI64IntegerAttr(value));
+  if (DictionaryAttr constants = getConstantsAttr())
+    for (NamedAttribute c : constants)
+      binding.set(c.getName(), c.getValue());
+  if (AffineMapAttr derive = getDeriveAttr()) {
+    SmallVector<int64_t> given;
+    for (Attribute symbol : getDeriveSymbolsAttr())
+      given.push_back(variant.getAs<IntegerAttr>(cast<StringAttr>(symbol)).getInt());
+    Builder b(getContext());
+    for (auto [name, value] : llvm::zip(getDeriveNamesAttr(), *evaluate(derive.getValue(), given)))
+      binding.set(cast<StringAttr>(name), b.getI64IntegerAttr(value));
+  }
   return binding.getDictionary(getContext());
 }
 
-/// The grid is x, y, z at most, each a function of sizes: integer scalars,
-/// dimensions of tensors, or shape parameters.
-LogicalResult KernelOp::verifyGrid() {
-  AffineMapAttr grid = getGridAttr();
-  ArrayAttr symbols = getGridSymbolsAttr();
-  if (!grid && !symbols)
+/// Constants: integers in [0, 2^31) that no variant binds and no map
+/// derives, in a kernel with variants.
+LogicalResult KernelOp::verifyConstants() {
+  DictionaryAttr constants = getConstantsAttr();
+  if (!constants)
     return success();
-  if (!grid || !symbols)
-    return emitOpError("needs both a grid map and its symbols");
-  AffineMap map = grid.getValue();
-  if (map.getNumDims() || map.getNumResults() < 1 || map.getNumResults() > 3)
-    return emitOpError("grid map has no dimensions and 1 to 3 results (x, y, z), not ") << grid;
-  if (map.getNumSymbols() != symbols.size())
-    return emitOpError("grid map has ") << map.getNumSymbols() << " symbols but "
-                                        << symbols.size() << " are bound";
+  ArrayAttr variants = getVariantsAttr();
+  if (!variants)
+    return emitOpError("has constants but no variants to bind them with");
+  ArrayAttr derived = getDeriveNamesAttr();
+  for (NamedAttribute c : constants) {
+    auto value = dyn_cast<IntegerAttr>(c.getValue());
+    if (!value || !value.getType().isSignlessIntOrIndex() ||
+        value.getValue().getSignificantBits() > 32 || value.getValue().isNegative())
+      return emitOpError("constant '") << c.getName().getValue() << "' is "
+                                       << c.getValue() << ", not an integer in [0, 2^31)";
+    if ((derived && llvm::is_contained(derived, c.getName())) ||
+        llvm::any_of(variants, [&](Attribute v) {
+          return cast<DictionaryAttr>(v).contains(c.getName());
+        }))
+      return emitOpError("binds '") << c.getName().getValue()
+                                    << "' both as a constant and in a variant or derive map";
+  }
+  return success();
+}
+
+/// The sizes are a map of symbols only, each an integer scalar argument,
+/// a dimension of a tensor argument, or a shape parameter of a kernel with
+/// variants.
+LogicalResult KernelOp::verifySizes() {
+  AffineMapAttr sizes = getSizesAttr();
+  ArrayAttr symbols = getSizeSymbolsAttr();
+  if (!sizes && !symbols)
+    return success();
+  if (!sizes || !symbols)
+    return emitOpError("needs both a sizes map and its symbols");
+  AffineMap map = sizes.getValue();
+  if (map.getNumDims() || map.getNumSymbols() != symbols.size())
+    return emitOpError("sizes map has ")
+           << map.getNumDims() << " dimensions and " << map.getNumSymbols()
+           << " symbols, for no dimension and " << symbols.size() << " symbols";
   ArrayAttr names = getArgNamesAttr();
   for (auto [i, a] : llvm::enumerate(symbols)) {
-    auto symbol = cast<DictionaryAttr>(a);
-    if (auto param = symbol.getAs<StringAttr>("param")) {
+    auto symbol = dyn_cast<DictionaryAttr>(a);
+    if (auto param = symbol ? symbol.getAs<StringAttr>("param") : StringAttr()) {
       if (!getVariantsAttr())
-        return emitOpError("grid symbol #") << i << " is shape parameter '" << param.getValue()
-                                           << "', but the kernel has no variants to bind it";
+        return emitOpError("size {") << param.getValue()
+                                     << "} is a shape parameter, but the kernel has no variants "
+                                        "to bind it";
       continue;
     }
-    auto name = symbol.getAs<StringAttr>("arg");
+    auto name = symbol ? symbol.getAs<StringAttr>("arg") : StringAttr();
     auto it = name ? llvm::find(names, name) : names.end();
     if (it == names.end())
-      return emitOpError("grid symbol #") << i << " is not an argument";
+      return emitOpError("size symbol #") << i << " is not an argument";
     Type type = getArgumentTypes()[it - names.begin()];
     auto dim = symbol.getAs<IntegerAttr>("dim");
     if (auto memref = dyn_cast<MemRefType>(type)) {
       if (!dim || dim.getInt() < 0 || dim.getInt() >= memref.getRank())
-        return emitOpError("grid symbol %") << name.getValue() << " is a tensor of rank "
-                                            << memref.getRank() << ": give a dimension of it";
+        return emitOpError("size %") << name.getValue() << " is a tensor of rank "
+                                     << memref.getRank() << ": give a dimension of it";
     } else if (dim || !type.isIntOrIndex()) {
-      return emitOpError("grid symbol %") << name.getValue()
-                                          << " is a size: an integer scalar or a tensor's dimension";
+      return emitOpError("size %") << name.getValue()
+                                   << " is an integer scalar or a tensor's dimension";
+    }
+  }
+  return success();
+}
+
+/// x, y and z at most, each a non-empty list of uniquely named axes with
+/// their extents, and a named window (count, from) or none.
+LogicalResult KernelOp::verifyGrid() {
+  ArrayAttr grid = getGridAttr();
+  if (!grid)
+    return success();
+  if (grid.empty() || grid.size() > 3)
+    return emitOpError("grid has ") << grid.size() << " dimensions, not 1 to 3 (x, y, z)";
+  int64_t numSizes = getSizesAttr() ? getSizes()->getNumResults() : 0;
+  auto isSize = [&](Attribute a) {
+    auto i = dyn_cast_or_null<IntegerAttr>(a);
+    return i && i.getInt() >= 0 && i.getInt() < numSizes;
+  };
+  llvm::StringSet<> seen;
+  for (auto [d, a] : llvm::enumerate(grid)) {
+    auto dim = cast<DictionaryAttr>(a);
+    auto axes = dim.getAs<ArrayAttr>("axes");
+    auto extents = dim.getAs<DenseI64ArrayAttr>("extents");
+    if (!axes || axes.empty() || !extents || extents.size() != int64_t(axes.size()) ||
+        llvm::any_of(axes, [](Attribute n) { return !isa<StringAttr>(n); }))
+      return emitOpError("grid dimension #") << d << " needs named axes, each with an extent";
+    for (int64_t e : extents.asArrayRef())
+      if (e < 0 || e >= numSizes)
+        return emitOpError("grid dimension #") << d << " has an extent that is not a size";
+    Attribute slot = dim.get("window"), from = dim.get("from"), count = dim.get("count");
+    if ((slot || from || count) && !(isa_and_nonnull<StringAttr>(slot) && isSize(from) && isSize(count)))
+      return emitOpError("grid dimension #") << d << " has a window without a name and both sizes";
+    SmallVector<Attribute> named(axes.getValue());
+    if (slot)
+      named.push_back(slot);
+    for (Attribute axis : named)
+      if (!seen.insert(cast<StringAttr>(axis).getValue()).second)
+        return emitOpError("names work axis '") << cast<StringAttr>(axis).getValue()
+                                                << "' twice";
+  }
+  return success();
+}
+
+/// Stated extents: on tensors only, one a dimension, each a size or any,
+/// none that names the tensor's own size.
+LogicalResult KernelOp::verifyExtents() {
+  int64_t numSizes = getSizesAttr() ? getSizes()->getNumResults() : 0;
+  ArrayAttr names = getArgNamesAttr();
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes())) {
+    DictionaryAttr attrs = getArgAttrDict(i);
+    Attribute extents = attrs ? attrs.get(kExtentsAttr) : Attribute();
+    Attribute optional = attrs ? attrs.get(kOptionalAttr) : Attribute();
+    auto memref = dyn_cast<MemRefType>(type);
+    if ((extents || optional) && !memref)
+      return emitOpError("argument %") << cast<StringAttr>(names[i]).getValue()
+                                       << " is a scalar: it has no extents and is never optional";
+    if (optional && !isa<UnitAttr>(optional))
+      return emitOpError("argument %") << cast<StringAttr>(names[i]).getValue()
+                                       << ": `optional` is a unit attribute";
+    if (!extents)
+      continue;
+    auto list = dyn_cast<DenseI64ArrayAttr>(extents);
+    if (!list || list.size() != memref.getRank())
+      return emitOpError("argument %") << cast<StringAttr>(names[i]).getValue() << " has rank "
+                                       << memref.getRank() << ": state one extent a dimension";
+    for (int64_t e : list.asArrayRef()) {
+      if (e < -1 || e >= numSizes)
+        return emitOpError("argument %") << cast<StringAttr>(names[i]).getValue()
+                                         << " has an extent that is not a size";
+      if (e < 0)
+        continue;
+      bool own = false;
+      getSize(e).walk([&](AffineExpr x) {
+        auto s = dyn_cast<AffineSymbolExpr>(x);
+        if (s && cast<DictionaryAttr>(getSizeSymbolsAttr()[s.getPosition()]).get("arg") ==
+                     names[i])
+          own = true;
+      });
+      if (own)
+        return emitOpError("an extent of %") << cast<StringAttr>(names[i]).getValue()
+                                             << " is stated by its own size";
     }
   }
   return success();
@@ -346,6 +763,11 @@ llvm::SetVector<StringAttr> KernelOp::getShapeParameters() {
   // Wherever a tile type may sit (results, block arguments, attributes, inside
   // other types): everything that tile-specialize rewrites.
   llvm::SetVector<StringAttr> names;
+  if (ArrayAttr symbols = getSizeSymbolsAttr())
+    for (Attribute a : symbols)
+      if (auto param = dyn_cast<DictionaryAttr>(a) ? cast<DictionaryAttr>(a).getAs<StringAttr>("param")
+                                                    : StringAttr())
+        names.insert(param);
   AttrTypeWalker walker;
   walker.addWalk([&](RegTileType t) { names.insert_range(t.getSymbols()); });
   walker.addWalk([&](SmemTileType t) { names.insert_range(t.getSymbols()); });
@@ -400,8 +822,10 @@ LogicalResult KernelOp::verifyRegions() {
                << binding.getValue() << ", not an integer in [0, 2^31)";
     }
     ArrayAttr derived = getDeriveNamesAttr();
+    DictionaryAttr constants = getConstantsAttr();
     for (StringAttr name : params)
-      if (!variant.contains(name) && !(derived && llvm::is_contained(derived, name)))
+      if (!variant.contains(name) && !(derived && llvm::is_contained(derived, name)) &&
+          !(constants && constants.contains(name)))
         return emitOpError("variant #")
                << i << " does not bind shape parameter '" << name.getValue()
                << "'";
@@ -422,4 +846,14 @@ LogicalResult KernelOp::verifyRegions() {
     return WalkResult::advance();
   });
   return failure(fits.wasInterrupted());
+}
+
+LogicalResult WorkIdOp::verify() {
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  if (!kernel)
+    return emitOpError("is in no tile.kernel");
+  if (!kernel.findWorkAxis(getName()))
+    return emitOpError("names '") << getName() << "', which is not a work axis of @"
+                                  << kernel.getSymName() << "'s grid";
+  return success();
 }

@@ -12,6 +12,7 @@
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -54,9 +55,12 @@ struct KeyClock {
     return {linear, ctas};
   }
 
+  /// CTAs of a round: round_ctas, at least 1.
+  Value roundCtas(OpBuilder &b) { return arith::MaxUIOp::create(b, loc, op.getRoundCtas(), index(b, 1)); }
+
   /// This CTA's round: round_ctas CTAs in launch order.
   Value round(OpBuilder &b, Value linear) {
-    return arith::DivUIOp::create(b, loc, linear, op.getRoundCtas());
+    return arith::DivUIOp::create(b, loc, linear, roundCtas(b));
   }
 
   /// Adds `amount` to clock[round, r] for r in [from, to).
@@ -75,8 +79,11 @@ struct KeyClock {
   SmallVector<Value, 2> rangesOf(OpBuilder &b, SmallVector<Value, 2> keys, Value last) {
     for (Value &x : keys)
       x = arith::MaxSIOp::create(b, loc, x, i32(b, 0));
+    // Ranges of 2^shift keys.
+    Value range = arith::IndexCastOp::create(b, loc, b.getI32Type(), op.getRange());
+    Value shift = math::CountTrailingZerosOp::create(b, loc, range);
     for (Value &x : keys)
-      x = arith::ShRUIOp::create(b, loc, x, op.getShift());
+      x = arith::ShRUIOp::create(b, loc, x, shift);
     for (Value &x : keys)
       x = arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
     for (Value &x : keys)
@@ -119,10 +126,11 @@ struct KeyClock {
     auto [linear, ctas] = launchOrder(m);
     Value r = round(m, linear);
     // The round's CTAs: round_ctas, or what is left for the last round.
-    Value firstCta = arith::MulIOp::create(m, loc, r, op.getRoundCtas());
+    Value perRound = roundCtas(m);
+    Value firstCta = arith::MulIOp::create(m, loc, r, perRound);
     Value left = arith::SubIOp::create(m, loc, ctas, firstCta);
     Value size = arith::IndexCastOp::create(
-        m, loc, m.getI32Type(), arith::MinUIOp::create(m, loc, op.getRoundCtas(), left));
+        m, loc, m.getI32Type(), arith::MinUIOp::create(m, loc, perRound, left));
     pass(m, r, from, upto, i32(m, 1));
     Value window = arith::IndexCastOp::create(m, loc, m.getIndexType(), op.getWindow());
     Value ahead = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::ugt, to, window);

@@ -1,10 +1,13 @@
 //===- RecordManifest.cpp - What the runtime needs to launch a kernel -----===//
 //
 // Records, on the module, one entry per tile.kernel: its name, threads,
-// shared memory, cluster size, its variant's shape parameters, its grid as
-// expressions of its arguments and its argument ABI (memrefs as the
-// standard descriptor: rank, element type, static shape; scalars by type). sparse-mla-emit-kernels writes them as the
-// JSON manifest that the runtime loads the kernels by.
+// shared memory, cluster size, its variant's shape parameters, its grid
+// (each dimension's work axes with their extents, its window, its CTAs) and
+// its argument ABI (memrefs as the standard descriptor: rank, element type,
+// stated extents, whether optional; scalars by type), every size as an
+// expression of the arguments. sparse-mla-emit-kernels writes them as the
+// JSON manifest that the runtime loads the kernels by, checks arguments
+// against, and sizes buffers and grids from.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
@@ -26,9 +29,9 @@ static std::string typeName(Type t) {
   return s;
 }
 
-/// A grid size as the runtime evaluates it: an integer, a symbol
+/// A size as the runtime evaluates it: an integer, a symbol
 /// ({"arg": name} or {"arg": name, "dim": d}), or [op, lhs, rhs].
-static Attribute gridExpr(AffineExpr e, ArrayAttr symbols, Builder &b) {
+static Attribute sizeExpr(AffineExpr e, ArrayAttr symbols, Builder &b) {
   if (auto c = dyn_cast<AffineConstantExpr>(e))
     return b.getI64IntegerAttr(c.getValue());
   if (auto s = dyn_cast<AffineSymbolExpr>(e))
@@ -42,14 +45,16 @@ static Attribute gridExpr(AffineExpr e, ArrayAttr symbols, Builder &b) {
   case AffineExprKind::CeilDiv: op = "ceildiv"; break;
   default: op = "mod"; break;
   }
-  return b.getArrayAttr({b.getStringAttr(op), gridExpr(bin.getLHS(), symbols, b),
-                         gridExpr(bin.getRHS(), symbols, b)});
+  return b.getArrayAttr({b.getStringAttr(op), sizeExpr(bin.getLHS(), symbols, b),
+                         sizeExpr(bin.getRHS(), symbols, b)});
 }
 
 /// What the runtime needs to launch `kernel`: its arguments' names and ABI
 /// in the standard memref-descriptor convention, threads and shared memory.
 static DictionaryAttr kernelManifest(KernelOp kernel) {
   Builder b(kernel.getContext());
+  ArrayAttr symbols = kernel.getSizeSymbolsAttr();
+  auto size = [&](int64_t i) { return sizeExpr(kernel.getSize(i), symbols, b); };
   SmallVector<Attribute> args;
   ArrayAttr names = kernel.getArgNamesAttr();
   for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
@@ -59,7 +64,20 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
       entry.push_back(b.getNamedAttr("kind", b.getStringAttr("memref")));
       entry.push_back(b.getNamedAttr("rank", b.getI64IntegerAttr(m.getRank())));
       entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(m.getElementType()))));
-      entry.push_back(b.getNamedAttr("shape", b.getDenseI64ArrayAttr(m.getShape())));
+      // Each extent as the size stated, the type's static size, or "?"
+      // where any will do.
+      SmallVector<Attribute> extents;
+      DenseI64ArrayAttr stated = kernel.getArgExtents(i);
+      for (auto [d, n] : llvm::enumerate(m.getShape())) {
+        if (stated && stated[d] >= 0)
+          extents.push_back(size(stated[d]));
+        else if (!ShapedType::isDynamic(n))
+          extents.push_back(b.getI64IntegerAttr(n));
+        else
+          extents.push_back(b.getStringAttr("?"));
+      }
+      entry.push_back(b.getNamedAttr("extents", b.getArrayAttr(extents)));
+      entry.push_back(b.getNamedAttr("optional", b.getBoolAttr(kernel.isArgOptional(i))));
     } else {
       entry.push_back(b.getNamedAttr("kind", b.getStringAttr("scalar")));
       entry.push_back(b.getNamedAttr("dtype", b.getStringAttr(typeName(t))));
@@ -71,10 +89,28 @@ static DictionaryAttr kernelManifest(KernelOp kernel) {
   int64_t shared = 0;
   if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttr))
     shared = attr.getInt();
+  // Each grid dimension: its axes (name, extent), its CTAs, and its
+  // window's name and first item.
   SmallVector<Attribute> grid;
-  if (AffineMapAttr map = kernel.getGridAttr())
-    for (AffineExpr e : map.getValue().getResults())
-      grid.push_back(gridExpr(e, kernel.getGridSymbolsAttr(), b));
+  if (ArrayAttr dims = kernel.getGridAttr()) {
+    for (auto [a, count] : llvm::zip(dims, kernel.getGridCounts())) {
+      auto dim = cast<DictionaryAttr>(a);
+      SmallVector<Attribute> axes;
+      for (auto [axis, e] : llvm::zip(dim.getAs<ArrayAttr>("axes"),
+                                      dim.getAs<DenseI64ArrayAttr>("extents").asArrayRef()))
+        axes.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr("name", axis), b.getNamedAttr("extent", size(e))}));
+      SmallVector<NamedAttribute> entry{
+          b.getNamedAttr("axes", b.getArrayAttr(axes)),
+          b.getNamedAttr("count", sizeExpr(count, symbols, b))};
+      if (auto slot = dim.getAs<StringAttr>("window"))
+        entry.push_back(b.getNamedAttr(
+            "window", b.getDictionaryAttr(
+                          {b.getNamedAttr("name", slot),
+                           b.getNamedAttr("from", size(dim.getAs<IntegerAttr>("from").getInt()))})));
+      grid.push_back(b.getDictionaryAttr(entry));
+    }
+  }
   return b.getDictionaryAttr({
       b.getNamedAttr("grid", b.getArrayAttr(grid)),
       b.getNamedAttr("name", kernel.getSymNameAttr()),

@@ -26,12 +26,15 @@ using namespace sparse_mla::tile;
 
 namespace {
 
-/// `name_k1v1_k2v2`: the variant's bindings in their (sorted) order.
-static std::string variantName(KernelOp kernel, DictionaryAttr variant) {
+/// `name_k1v1_k2v2`: the variant's bindings in their (sorted) order, but
+/// the constants, which every variant shares.
+static std::string variantName(KernelOp kernel, DictionaryAttr variant,
+                               DictionaryAttr constants) {
   std::string name = kernel.getSymName().str();
   for (NamedAttribute binding : variant)
-    name += "_" + binding.getName().str() +
-            std::to_string(cast<IntegerAttr>(binding.getValue()).getInt());
+    if (!constants || !constants.contains(binding.getName()))
+      name += "_" + binding.getName().str() +
+              std::to_string(cast<IntegerAttr>(binding.getValue()).getInt());
   return name;
 }
 
@@ -75,15 +78,15 @@ static void keepBranchesTaken(KernelOp kernel) {
   });
 }
 
-/// The grid's shape-parameter symbols become the variant's constants.
-static void bindGrid(KernelOp kernel, DictionaryAttr variant) {
-  AffineMapAttr grid = kernel.getGridAttr();
-  if (!grid)
+/// The size expressions' shape parameters become the variant's constants.
+static void bindSizes(KernelOp kernel, DictionaryAttr variant) {
+  AffineMapAttr sizes = kernel.getSizesAttr();
+  if (!sizes)
     return;
   MLIRContext *ctx = kernel.getContext();
   SmallVector<AffineExpr> symbols;
   SmallVector<Attribute> kept;
-  for (Attribute a : kernel.getGridSymbolsAttr()) {
+  for (Attribute a : kernel.getSizeSymbolsAttr()) {
     auto symbol = cast<DictionaryAttr>(a);
     if (auto param = symbol.getAs<StringAttr>("param")) {
       symbols.push_back(getAffineConstantExpr(variant.getAs<IntegerAttr>(param).getInt(), ctx));
@@ -92,9 +95,9 @@ static void bindGrid(KernelOp kernel, DictionaryAttr variant) {
     symbols.push_back(getAffineSymbolExpr(kept.size(), ctx));
     kept.push_back(symbol);
   }
-  AffineMap bound = grid.getValue().replaceDimsAndSymbols({}, symbols, 0, kept.size());
-  kernel.setGridAttr(AffineMapAttr::get(simplifyAffineMap(bound)));
-  kernel.setGridSymbolsAttr(ArrayAttr::get(ctx, kept));
+  AffineMap bound = sizes.getValue().replaceDimsAndSymbols({}, symbols, 0, kept.size());
+  kernel.setSizesAttr(AffineMapAttr::get(simplifyAffineMap(bound)));
+  kernel.setSizeSymbolsAttr(ArrayAttr::get(ctx, kept));
 }
 
 /// Replaces the shape parameters of `kernel` (a clone) by the variant's
@@ -121,7 +124,7 @@ static LogicalResult bindParameters(KernelOp kernel, DictionaryAttr variant) {
     param.erase();
   });
   keepBranchesTaken(kernel);
-  bindGrid(kernel, variant);
+  bindSizes(kernel, variant);
   return failure(invalid);
 }
 
@@ -138,7 +141,7 @@ struct TileSpecializePass
         continue;
       for (unsigned i = 0; i < variants.size(); ++i) {
         DictionaryAttr variant = kernel.getBinding(i);
-        std::string name = variantName(kernel, variant);
+        std::string name = variantName(kernel, variant, kernel.getConstantsAttr());
         if (symbols.lookup(name)) {
           kernel.emitOpError("variant #")
               << i << " would be named @" << name << ", which already exists";
@@ -150,6 +153,7 @@ struct TileSpecializePass
         clone.removeDeriveAttr();
         clone.removeDeriveNamesAttr();
         clone.removeDeriveSymbolsAttr();
+        clone.removeConstantsAttr();
         clone->setAttr(kParamsAttr, variant);
         symbols.insert(clone, Block::iterator(kernel));
         // The sizes that the generic kernel left unchecked are checked now.

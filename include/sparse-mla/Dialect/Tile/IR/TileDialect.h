@@ -62,6 +62,10 @@ constexpr int64_t kMaxSmemTileElements = 1 << 24;
 /// On a kernel: its variant's shape parameters (tile-specialize) and its
 /// bytes of shared memory (tile-allocate-shared).
 constexpr llvm::StringLiteral kParamsAttr = "tile.params";
+/// A kernel tensor argument's stated extents (indices into the kernel's
+/// `sizes`, -1: any) and whether the caller may leave it out.
+constexpr llvm::StringLiteral kExtentsAttr = "tile.extents";
+constexpr llvm::StringLiteral kOptionalAttr = "tile.optional";
 constexpr llvm::StringLiteral kSharedBytesAttr = "tile.shared_bytes";
 /// On an op of the one body of a tile.warp_specialize not yet split: the
 /// partition that runs it (tile-split-partitions).

@@ -59,6 +59,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [
       ...
     ```
 
+    Parameters that are the same in every variant, the build's constants,
+    are stated once: `constants({bits = 40})` binds them in each variant
+    (they do not name it).
+
     Parameters that follow from others are derived, not listed:
     `derive([m, r] = affine_map<()[n] -> (n * 2, n - 16)>[n])` binds m and r
     in every variant from the listed parameters (the map's symbols, in
@@ -76,15 +80,36 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     tile.kernel @pair(...) warpgroups(2) cluster(2) { ... }
     ```
 
-    `grid(map, symbols...)` states the launch grid as a function of the
-    arguments, so that the runtime computes it from the manifest: the
-    affine map's results are the grid's x, y and z, its symbols are
-    scalar arguments (`%n`), sizes of tensor arguments (`%o[0]`) or shape
-    parameters (`{hp}`, bound by tile-specialize).
+    The signature declares the kernel's index space once. `grid(...)`
+    lists the grid's x, y and z, each a list of named work axes with their
+    extents, outermost first: CTA i of a grid dimension owns the axes'
+    coordinates that delinearize i. `tile.work_id "name"` gives the CTA its
+    coordinate on an axis (`tile-decode-work` writes the decode), and the
+    manifest records the same extents for the runtime to size the grid. A
+    dimension with `window(slot : n from f)` is a window of its work: the
+    launch runs n CTAs, CTA i owning item f + i, and `slot` names i itself
+    (a call may cover its work in several launches, each with buffers for
+    its own items); the runtime checks that the window lies in the work.
+
+    Extents are size expressions: integers, integer scalar arguments
+    (`%n`), sizes of tensor arguments (`%o[0]`) and shape parameters
+    (`{hp}`, bound by tile-specialize), with `+`, `-`, `*`, `floordiv`,
+    `ceildiv` and `mod`. A tensor argument may state its own extents the
+    same way (`?`: any), after its type, and `optional` where the caller
+    may leave it out (a null descriptor with no elements); the runtime
+    checks every stated extent before a launch and refuses a missing
+    tensor that is not optional.
 
     ```mlir
-    tile.kernel @rows(%o: memref<?x?xbf16>) warpgroups(1)
-        grid(affine_map<()[rows] -> (rows ceildiv 64)>, %o[0]) { ... }
+    tile.kernel @rows(%o: memref<?x?xbf16> [?, 64], %d: memref<?xf32> [%o[0]])
+        warpgroups(1) grid([block : %o[0] ceildiv 64]) {
+      %block = tile.work_id "block"
+      ...
+    tile.kernel @tiles(%keys: memref<?x?xi32> [%tiles * %groups, ?], %batch: index,
+                       %seq: index, %t: index, %first: index, %tiles: index,
+                       %groups: index) warpgroups(1)
+        grid([b : %batch, tile : %seq ceildiv %t] window(slot : %tiles from %first),
+             [g : %groups]) { ... }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
@@ -95,11 +120,13 @@ def Tile_KernelOp : Tile_Op<"kernel", [
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
                        OptionalAttr<DictArrayAttr>:$res_attrs,
                        StrArrayAttr:$arg_names,
-                       OptionalAttr<AffineMapAttr>:$grid,
-                       OptionalAttr<DictArrayAttr>:$grid_symbols,
+                       OptionalAttr<AffineMapAttr>:$sizes,
+                       OptionalAttr<DictArrayAttr>:$size_symbols,
+                       OptionalAttr<DictArrayAttr>:$grid,
                        OptionalAttr<AffineMapAttr>:$derive,
                        OptionalAttr<StrArrayAttr>:$derive_names,
-                       OptionalAttr<StrArrayAttr>:$derive_symbols);
+                       OptionalAttr<StrArrayAttr>:$derive_symbols,
+                       OptionalAttr<DictionaryAttr>:$constants);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -114,10 +141,25 @@ def Tile_KernelOp : Tile_Op<"kernel", [
     int64_t getClusterSize() { return getCluster().value_or(1); }
     /// The names of the shape parameters used in the body, in order of use.
     ::llvm::SetVector<::mlir::StringAttr> getShapeParameters();
+    ::mlir::LogicalResult verifySizes();
     ::mlir::LogicalResult verifyGrid();
+    ::mlir::LogicalResult verifyExtents();
+    /// Size expression `i` of the signature (a result of `sizes`).
+    ::mlir::AffineExpr getSize(int64_t i) { return getSizes()->getResult(i); }
+    /// The CTAs of each grid dimension: its window's count, or the product
+    /// of its axes' extents.
+    ::llvm::SmallVector<::mlir::AffineExpr> getGridCounts();
+    /// The grid dimension of axis `name` and its position there, if any.
+    /// (-1 for the name of its window: the launch's own position).
+    std::optional<std::pair<unsigned, int>> findWorkAxis(::llvm::StringRef name);
+    /// Argument `i`'s stated extents (indices into `sizes`, -1: any), or
+    /// none.
+    ::mlir::DenseI64ArrayAttr getArgExtents(unsigned i);
+    bool isArgOptional(unsigned i);
     ::mlir::LogicalResult verifyDerive();
-    /// Variant `i`'s binding of every shape parameter: its own and the
-    /// derived ones.
+    ::mlir::LogicalResult verifyConstants();
+    /// Variant `i`'s binding of every shape parameter: its own, the
+    /// derived ones and the constants.
     ::mlir::DictionaryAttr getBinding(unsigned i);
   }];
 }
@@ -127,8 +169,26 @@ def Tile_ReturnOp : Tile_Op<"return", [Pure, Terminator, HasParent<"KernelOp">]>
   let assemblyFormat = "attr-dict";
 }
 
+def Tile_WorkIdOp : Tile_Op<"work_id", [Pure]> {
+  let summary = "The CTA's coordinate on one of the kernel's work axes";
+  let description = [{
+    The coordinate of the CTA on the work axis `name` that the kernel's
+    `grid(...)` declares: its grid dimension's block index (plus the
+    window's start) delinearized over that dimension's axes, outermost
+    first. `tile-decode-work` writes it out.
+
+    ```mlir
+    %g = tile.work_id "g"
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$name attr-dict";
+  let hasVerifier = 1;
+}
+
 def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
-  let summary = "Index of the CTA in the grid";
+  let summary = "Index of the CTA in the grid (kernels use tile.work_id; passes use this)";
   let arguments = (ins Tile_DimAttr:$dim);
   let results = (outs Index:$result);
   let assemblyFormat = "$dim attr-dict";
@@ -974,7 +1034,7 @@ def Tile_KeyClockOp : Tile_Op<"key_clock", [MemoryEffects<[MemRead, MemWrite]>]>
     The key-range work order of long contexts, in the body of an `scf.for`
     from 0 that walks row `row` of `keys` (i32 keys in increasing order) a
     block of `step` slots at a time, up to its upper bound. The keys fall in
-    ranges of 2^`shift`; `clock` ([rounds, ranges] i32, zeroed; no columns:
+    ranges of `range` keys (a power of two); `clock` ([rounds, ranges] i32, zeroed; no columns:
     no clock) counts, per round of `round_ctas` CTAs in launch order (x
     fastest, the last round what is left), the CTAs that have passed each
     range. A block passes the ranges from the first key of the block
@@ -991,15 +1051,15 @@ def Tile_KeyClockOp : Tile_Op<"key_clock", [MemoryEffects<[MemRead, MemWrite]>]>
 
     ```mlir
     scf.for %j = %c0 to %n step %c64 {
-      tile.key_clock %clock, %keys[%row] shift %shift round %ctas window %w
+      tile.key_clock %clock, %keys[%row] range %range round %ctas window %w
           : memref<?x?xi32>, memref<?x?xi32>
       ...
     ```
   }];
-  let arguments = (ins AnyMemRef:$clock, AnyMemRef:$keys, Index:$row, I32:$shift,
+  let arguments = (ins AnyMemRef:$clock, AnyMemRef:$keys, Index:$row, Index:$range,
                        Index:$round_ctas, I32:$window);
   let assemblyFormat = [{
-    $clock `,` $keys `[` $row `]` `shift` $shift `round` $round_ctas `window` $window attr-dict
+    $clock `,` $keys `[` $row `]` `range` $range `round` $round_ctas `window` $window attr-dict
     `:` qualified(type($clock)) `,` qualified(type($keys))
   }];
   let hasVerifier = 1;

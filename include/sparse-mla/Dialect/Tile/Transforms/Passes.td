@@ -24,6 +24,22 @@ def TileSpecializePass : Pass<"tile-specialize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def TileDecodeWorkPass : Pass<"tile-decode-work", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Writes each tile.work_id as the decode of the kernel's declared grid";
+  let description = [{
+    The kernel's `grid(...)` lists each grid dimension's work axes with
+    their extents, outermost first, and a window of its work where a launch
+    covers part of it. Each `tile.work_id "a"` becomes, where it stands,
+    the CTA's coordinate on axis a: its dimension's `tile.block_id`, plus
+    the window's start, divided by the extents of the axes inside a and
+    taken modulo a's own extent (the outermost axis needs no modulo: the
+    runtime keeps the grid within the work). The decode is 32-bit (CTA ids
+    are, and the runtime keeps each dimension's work below 2^32), from the
+    kernel's scalars and tensor sizes with unsigned arithmetic.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def TileSplitPartitionsPass : Pass<"tile-split-partitions", "::sparse_mla::tile::KernelOp"> {
   let summary = "Gives each partition of a tile.warp_specialize written once its own region";
   let description = [{
@@ -121,6 +137,26 @@ def TileAblatePass : Pass<"tile-ablate", "::sparse_mla::tile::KernelOp"> {
                "Partitions whose scatters (and the products only they use) are erased">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileCountOpsPass : Pass<"tile-count-ops", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Counts how often each CTA runs an op (tests and profiles only)";
+  let description = [{
+    With `op=<name>`, gives the kernel an optional argument `op_counts`
+    (`memref<?x?xi32>` of [CTAs, 1], zeroed by the caller) and, after the
+    first op of that name in program order, adds 1 to the CTA's row from
+    one thread of each warpgroup that runs it (`tile.counter_add`), where
+    the argument is given. CTAs are numbered in launch order, x fastest.
+    Run after tile-split-partitions, so that an op of one partition is
+    counted by its warpgroup alone. The shipped pipeline does not run it;
+    `sparse-mla-bench-to-ptx` does with `count-op`.
+  }];
+  let options = [
+    Option<"op", "op", "std::string", /*default=*/"\"\"",
+           "The op to count (none: the pass does nothing)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::KernelOp"> {
@@ -293,7 +329,7 @@ def TileExpandKeyClocksPass : Pass<"tile-expand-key-clocks", "::sparse_mla::tile
     them, so that the loop keeps no register for the clock.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect", "::mlir::math::MathDialect"];
 }
 
 def TileGroupGemmsPass : Pass<"tile-group-gemms", "::sparse_mla::tile::KernelOp"> {
