@@ -741,11 +741,14 @@ tile.kernel @partition_vote(%idx: memref<?xi32>, %out: memref<?xi32>, %n: index)
 }
 
 // The progress clock: one relaxed reduction per warpgroup (its first
-// thread); a wait reads with volatile loads, votes across the warp and
-// sleeps between reads, for at most `polls` more reads.
+// thread, from %tid.x read in place by an asm, which LLVM does not hoist
+// out of a branch); a wait reads with volatile loads, votes across the warp
+// and sleeps between reads, for at most `polls` more reads.
 // CHECK-LABEL: gpu.func @counters
 // CHECK: gpu.grid_dim  x
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0_i32
+// CHECK: %[[TID:.*]] = llvm.inline_asm "mov.u32 $0, %tid.x;", "=r"  : () -> i32
+// CHECK: %[[IN_WG:.*]] = arith.remui %[[TID]], %c128_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[IN_WG]], %c0_i32
 // CHECK: scf.if %[[FIRST]]
 // CHECK:   llvm.inline_asm has_side_effects {{.*}}"red.relaxed.gpu.global.add.s32 [$0], $1;", "l,r"
 // CHECK: llvm.load volatile %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32

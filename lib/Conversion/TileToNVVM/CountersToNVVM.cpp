@@ -1,9 +1,9 @@
 //===- CountersToNVVM.cpp - Progress counters between CTAs ----------------===//
 //
-// tile.counter_add is one relaxed `red.global.add` per warpgroup;
-// tile.counter_wait reads the counter with volatile loads (never served by
-// L1), a warp vote between reads and a nanosleep, for a bounded number of
-// reads.
+// tile.counter_add is one relaxed `red.global.add` per warpgroup, by its
+// first thread (found where the op stands); tile.counter_wait reads the
+// counter with volatile loads (never served by L1), a warp vote between
+// reads and a nanosleep, for a bounded number of reads.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -18,6 +18,26 @@ namespace {
 /// Pause between two reads of a counter that has not reached its target: the
 /// waits it serves are a few microseconds, its reads go to L2.
 constexpr int32_t kPollNanoseconds = 256;
+
+/// Whether this is the first thread of its warpgroup, from %tid.x read here
+/// by an asm, which LLVM does not hoist out of the branch it stands in.
+/// Formed from gpu.thread_id, the test is loop-invariant: LLVM hoists it out
+/// of the block loop whose (rarely taken) key-clock branches hold the adds,
+/// and the loop then holds a predicate throughout (Hopper has 7). In the
+/// backward's dqk = 512, hp = 64 variant that predicate cost warpgroup 1,
+/// at its register limit, an 8-byte spill (bench/NOTES.md).
+static Value firstInWarpgroupHere(OpBuilder &b, Location loc) {
+  Value tid = LLVM::InlineAsmOp::create(b, loc, TypeRange{b.getI32Type()}, ValueRange{},
+                                        "mov.u32 $0, %tid.x;", "=r",
+                                        /*has_side_effects=*/false, /*is_align_stack=*/false,
+                                        LLVM::TailCallKind::None, LLVM::AsmDialectAttr{},
+                                        ArrayAttr{})
+                  .getResult(0);
+  Value inWarpgroup =
+      arith::RemUIOp::create(b, loc, tid, i32Const(b, loc, hopper::kWarpgroupThreads));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, inWarpgroup,
+                               i32Const(b, loc, 0));
+}
 
 /// Pointer (!llvm.ptr<1>) to element [row, col] of a 2-D i32 memref.
 static Value counterPointer(OpBuilder &b, Location loc, Value memref, Value row, Value col) {
@@ -34,10 +54,7 @@ struct CounterAddLowering : public OpConversionPattern<CounterAddOp> {
   matchAndRewrite(CounterAddOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                        threadInWarpgroup(rewriter, loc),
-                                        i32Const(rewriter, loc, 0));
-    ifThen(rewriter, loc, first, [&](OpBuilder &b) {
+    ifThen(rewriter, loc, firstInWarpgroupHere(rewriter, loc), [&](OpBuilder &b) {
       emitPtx(b, loc,
               {counterPointer(b, loc, adaptor.getCounter(), adaptor.getRow(), adaptor.getCol()),
                adaptor.getAmount()},
