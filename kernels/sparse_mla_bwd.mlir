@@ -163,18 +163,21 @@ tile.kernel @sparse_mla_bwd(
   // [0, W]: with T = 1 it is the caller's topk_length).
   %slot_row = arith.muli %local, %groups : index
   %krow = arith.addi %slot_row, %g : index
+  // n is formed in 32 bits (the loop's bound: a 64-bit one holds a
+  // register pair across the loop).
   %counted = arith.cmpi ugt, %count_groups, %c0 : index
-  %n = scf.if %counted -> (index) {
+  %width_i32 = arith.index_cast %width : index to i32
+  %n_i32 = scf.if %counted -> (i32) {
     %last_group = arith.subi %count_groups, %c1 : index
     %cg = arith.minui %g, %last_group : index
     %cnt = memref.load %counts[%local, %cg] : memref<?x?xi32>
     %cnt_pos = arith.maxsi %cnt, %zero_i32 : i32
-    %cnt_idx = arith.index_cast %cnt_pos : i32 to index
-    %cnt_in = arith.minui %cnt_idx, %width : index
-    scf.yield %cnt_in : index
+    %cnt_in = arith.minui %cnt_pos, %width_i32 : i32
+    scf.yield %cnt_in : i32
   } else {
-    scf.yield %width : index
+    scf.yield %width_i32 : i32
   }
+  %n = arith.index_castui %n_i32 : i32 to index
 
   // Column c of warpgroup w is number c' = w * hw + c of the CTA: token
   // t0 + c' / cpt, head h0 + c' % cpt. Its row of q, do, lse, delta and dq
