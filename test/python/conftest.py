@@ -20,3 +20,11 @@ def probes():
     or SPARSE_MLA_TEST_KERNELS."""
     return Path(os.environ.get("SPARSE_MLA_TEST_KERNELS",
                                Path(__file__).resolve().parents[2] / "dist" / "test_kernels"))
+
+
+@pytest.fixture
+def counting(probes, monkeypatch):
+    """The kernels of the build whose backward counts the blocks each CTA
+    computes (tools/build.sh: test_kernels/counting), for this test: its
+    calls' stats get "blocks"."""
+    monkeypatch.setenv("SPARSE_MLA_KERNELS", str(probes / "counting"))

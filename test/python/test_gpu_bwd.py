@@ -58,7 +58,7 @@ def test_invalid_repeated_and_empty_rows():
 
 
 @pytest.mark.parametrize("h", [16, 64])
-def test_blocks_without_valid_slots_are_skipped(h):
+def test_blocks_without_valid_slots_are_skipped(h, counting):
     # Blocks 1 and 2 of 4 hold no valid slot (-1, negative, >= Skv): the kernel
     # skips them (its count of computed blocks says so), and the blocks
     # around them still count (both pipelines: 2 stages at 32 columns per
@@ -91,7 +91,7 @@ def test_token_tiles_with_a_partial_last_tile(token_tile):
     run_and_check(*make_case(61, 16, 130, seed=20 + token_tile, token_tile=token_tile))
 
 
-def test_token_tiles_of_disjoint_keys():
+def test_token_tiles_of_disjoint_keys(counting):
     # Tokens of a tile share no key: the union is T times a row.
     s, skv, topk = 32, 32 * 64, 64
     idx = torch.arange(s * topk, device="cuda", dtype=torch.int32).view(1, s, 1, topk)
@@ -103,7 +103,7 @@ def test_token_tiles_of_disjoint_keys():
     assert torch.equal(stats["blocks"].cpu(), torch.full((8,), 4, dtype=torch.int32))
 
 
-def test_token_tiles_gather_shared_keys_once():
+def test_token_tiles_gather_shared_keys_once(counting):
     # 64 tokens with the same 128 keys: 16 tiles of 4 compute 2 blocks each,
     # where 64 tokens one by one compute 2 blocks each.
     s, skv, topk = 64, 500, 128

@@ -224,7 +224,7 @@ def test_a_call_with_outputs_and_workspace_allocates_nothing():
 
 
 @pytest.mark.parametrize("tiles_a_launch", [1, 3])
-def test_a_small_workspace_runs_more_launches(tiles_a_launch):
+def test_a_small_workspace_runs_more_launches(tiles_a_launch, counting):
     # A workspace with room for the unions of 1 or 3 of the 16 tiles: the
     # same gradients from 16 or 6 launches of the builder and the kernel.
     args, kw = make_case(64, 16, 128, seed=65, token_tile=4)
