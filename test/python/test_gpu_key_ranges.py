@@ -95,7 +95,7 @@ def test_deterministic_ranges_give_the_same_bits_as_none(h):
     (dq, dkv), stats = run_with_ranges(args, kw, 128)
     dq_off, dkv_off = sparse_mla.sparse_mla_bwd(*args, **dict(kw, key_ranges=False))
     assert torch.equal(dkv, dkv_off)
-    assert stats["tile_tokens"] == (4 if h == 16 else 1)
+    assert (stats["tile_tokens"] > 1) == (h == 16)
     if h == 16:
         assert torch.equal(dq, dq_off)
 

@@ -21,12 +21,12 @@ def build(indices, seq_len, kv_len, tile_tokens, is_causal, first=0, tiles=None,
     bits = torch.full_like(keys, -7)
     counts = torch.full((tiles * g,), -7, dtype=torch.int32, device="cuda")
     name = sparse_mla.plan.select_union(kv_len, width)
-    lengths = (indices.new_empty(tokens, 0) if topk_length is None
-               else topk_length.view(tokens, -1))
+    lengths = None if topk_length is None else topk_length.view(tokens, -1)
     _runtime.launch(name,
                     dict(indices=indices, lengths=lengths, keys=keys, bits=bits, counts=counts,
-                         seq_len=seq_len, kv_len=kv_len, tile_tokens=tile_tokens,
-                         first_tile=first, causal=int(is_causal), q_offset=q_offset),
+                         batch=tokens // seq_len, seq_len=seq_len, kv_len=kv_len,
+                         tile_tokens=tile_tokens, first_tile=first, tiles=tiles,
+                         causal=int(is_causal), q_offset=q_offset),
                     0, torch.cuda.current_stream().cuda_stream)
     torch.cuda.synchronize()
     return keys.cpu(), bits.cpu(), counts.cpu()
