@@ -38,7 +38,7 @@
 // tile-lower-channels turns into mbarriers.
 // At long context the slots are in key order (the union, also per token)
 // and warpgroup 1 keeps the CTAs that run together on one range of keys
-// (tile.key_clock), so that the dKV rows they add into stay in L2.
+// (smla.key_clock), so that the dKV rows they add into stay in L2.
 //
 // The kernel is generic over shape parameters: {hw} columns per
 // warpgroup in the prologue, {d} = D, {dqk} = D + D_tail, and those
@@ -191,35 +191,8 @@ tile.kernel @sparse_mla_bwd(
   %h_left = arith.subi %heads_per_group, %h_block : index
   %wg = tile.warpgroup_id
   %c_first = arith.muli %wg, %hw : index
-  %c_first_i32 = arith.index_cast %c_first : index to i32
-  %cpt_i32 = arith.index_cast %cpt : index to i32
-  %t0_i32 = arith.index_cast %t0 : index to i32
-  %tn_i32 = arith.index_cast %tn : index to i32
-  %heads_i32 = arith.index_cast %heads : index to i32
-  %h0_i32 = arith.index_cast %h0 : index to i32
-  %h_left_i32 = arith.index_cast %h_left : index to i32
-  %cols = tile.iota along 0 : !col_idx
-  %col_rows = tile.map %cols : !col_idx -> !col_idx {
-  ^bb0(%c: i32):
-    %cc = arith.addi %c, %c_first_i32 : i32
-    %t = arith.divui %cc, %cpt_i32 : i32
-    %h = arith.remui %cc, %cpt_i32 : i32
-    %tok = arith.addi %t0_i32, %t : i32
-    %first_row = arith.muli %tok, %heads_i32 : i32
-    %head = arith.addi %h0_i32, %h : i32
-    %row = arith.addi %first_row, %head : i32
-    %t_in = arith.cmpi ult, %t, %tn_i32 : i32
-    %h_in = arith.cmpi ult, %h, %h_left_i32 : i32
-    %ok = arith.andi %t_in, %h_in : i1
-    %r = arith.select %ok, %row, %none : i32
-    tile.yield %r : i32
-  }
-  %col_token = tile.map %cols : !col_idx -> !col_idx {
-  ^bb0(%c: i32):
-    %cc = arith.addi %c, %c_first_i32 : i32
-    %t = arith.divui %cc, %cpt_i32 : i32
-    tile.yield %t : i32
-  }
+  %col_rows, %col_token = smla.columns from %c_first tokens %t0 count %tn heads %h0
+      count %h_left per_token %cpt row_heads %heads : !col_idx
   // lse in base 2 (padding columns: +inf, so P = 0) and Delta.
   %lse_raw = tile.gather %lse[%col_rows] pad %inf : memref<?x?xf32>, !col_idx, f32 -> !col_vec
   %lse2 = tile.map %lse_raw : !col_vec -> !col_vec {
@@ -291,21 +264,12 @@ tile.kernel @sparse_mla_bwd(
     %dq_t = scf.for %j = %c0 to %n step %c64 iter_args(%dq_acc = %dq_init) -> (!dq_acc) {
       // Long contexts: the CTAs that run together stay on one range of
       // keys (their dKV rows stay in L2), on an advisory clock.
-      tile.key_clock %clock, %keys[%krow] range %range_keys round %round_ctas window %range_window
+      smla.key_clock %clock, %keys[%krow] range %range_keys round %round_ctas window %range_window
           {tile.partition = 1} : memref<?x?xi32>, memref<?x?xi32>
       %keys_j = tile.load %keys[%krow, %j] bounds [%n] pad %none
           : memref<?x?xi32>, i32 -> !slots
-      %rows = tile.map %keys_j : !slots -> !slots {
-      ^bb0(%key: i32):
-        %lo = arith.cmpi sge, %key, %zero_i32 : i32
-        %hi = arith.cmpi slt, %key, %limit : i32
-        %ok = arith.andi %lo, %hi : i1
-        %pos = arith.addi %batch_row, %key : i32
-        %pos_g = arith.muli %pos, %groups_i32 : i32
-        %row = arith.addi %pos_g, %g_i32 : i32
-        %r = arith.select %ok, %row, %none : i32
-        tile.yield %r : i32
-      }
+      %rows = smla.key_rows %keys_j below %limit first %batch_row groups %g_i32 of %groups_i32
+          : !slots
       // A block of invalid slots only (causal padding: token s has s + 1
       // keys) adds nothing: skip it.
       %slot_ok = tile.map %rows : !slots -> !tile.reg<64xi1> {

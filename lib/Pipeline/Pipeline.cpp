@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - From tile kernels to PTX and cubin ------------------===//
 #include "sparse-mla/Pipeline/Pipeline.h"
 #include "sparse-mla/Conversion/Passes.h"
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
@@ -31,6 +32,7 @@ static void build(OpPassManager &pm, const Options &options,
   useShortSharedPointers();
   pm.addPass(tile::createTileSpecializePass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileDecodeWorkPass());
+  pm.addNestedPass<tile::KernelOp>(smla::createSparseMLALowerToTilePass());
   tile::TileSchedulePassOptions schedule;
   schedule.registers.assign(options.registers.begin(), options.registers.end());
   schedule.partitionRows.assign(options.partitionRows.begin(), options.partitionRows.end());
@@ -46,7 +48,7 @@ static void build(OpPassManager &pm, const Options &options,
   tile::TileLowerChannelsPassOptions channels;
   channels.stages = options.channelStages;
   pm.addNestedPass<tile::KernelOp>(tile::createTileLowerChannelsPass(channels));
-  pm.addNestedPass<tile::KernelOp>(tile::createTileExpandKeyClocksPass());
+  pm.addNestedPass<tile::KernelOp>(smla::createSparseMLAExpandKeyClocksPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineLoopsPass());
   // TMA bulk reductions through shared memory, off by default: in the
   // warp-specialized backward they made the dKV warpgroup 2x slower than

@@ -1,10 +1,11 @@
 //===- sparse-mla-opt.cpp - The sparse-mla compiler driver ----------------===//
 //
-// mlir-opt with the tile dialect, its passes and the sparse-mla-to-ptx
+// mlir-opt with the tile and smla dialects, their passes and the sparse-mla-to-ptx
 // pipeline, the upstream dialects and passes, and the NVVM target.
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Conversion/Passes.h"
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
 #include "sparse-mla/Dialect/Tile/IR/TileDialect.h"
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
 #include "sparse-mla/Pipeline/Pipeline.h"
@@ -23,11 +24,12 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  registry.insert<sparse_mla::tile::TileDialect>();
+  registry.insert<sparse_mla::tile::TileDialect, sparse_mla::smla::SparseMLADialect>();
 
   mlir::registerAllPasses();
   mlir::gpu::registerGPUToNVVMPipeline();
   sparse_mla::tile::registerTilePasses();
+  sparse_mla::smla::registerSparseMLAPasses();
   sparse_mla::registerSparseMLAConversionPasses();
   sparse_mla::registerSparseMLAPipelinePasses();
   sparse_mla::registerSparseMLAPipelines();

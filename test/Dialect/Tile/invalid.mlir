@@ -1265,50 +1265,6 @@ tile.kernel @too_few_names(%a: i32, %b: i32) warpgroups(1) attributes {arg_names
 }
 
 // -----
-
-func.func @key_clock_outside_a_loop(%c: memref<?x?xi32>, %k: memref<?x?xi32>, %i: index, %s: i32) {
-  // expected-error @+1 {{must be in the body of an scf.for from 0 over the blocks of keys}}
-  tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi32>
-  return
-}
-
-// -----
-
-func.func @key_clock_from_one(%c: memref<?x?xi32>, %k: memref<?x?xi32>, %i: index, %s: i32) {
-  %c1 = arith.constant 1 : index
-  %c64 = arith.constant 64 : index
-  scf.for %j = %c1 to %i step %c64 {
-    // expected-error @+1 {{must be in the body of an scf.for from 0 over the blocks of keys}}
-    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi32>
-  }
-  return
-}
-
-// -----
-
-func.func @key_clock_of_wide_keys(%c: memref<?x?xi32>, %k: memref<?x?xi64>, %i: index, %s: i32) {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
-  scf.for %j = %c0 to %i step %c64 {
-    // expected-error @+1 {{reads its keys from a 2-D memref of i32, got 'memref<?x?xi64>'}}
-    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xi32>, memref<?x?xi64>
-  }
-  return
-}
-
-// -----
-
-func.func @key_clock_of_float_counters(%c: memref<?x?xf32>, %k: memref<?x?xi32>, %i: index,
-                                       %s: i32) {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
-  scf.for %j = %c0 to %i step %c64 {
-    // expected-error @+1 {{counts in a 2-D global memref of i32}}
-    tile.key_clock %c, %k[%i] range %i round %i window %s : memref<?x?xf32>, memref<?x?xi32>
-  }
-  return
-}
-// -----
 // expected-error @+1 {{grid has 4 dimensions, not 1 to 3 (x, y, z)}}
 tile.kernel @k(%n: index) warpgroups(1) grid([a : %n], [b : %n], [c : %n], [d : %n]) {
 }

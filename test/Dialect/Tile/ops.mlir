@@ -47,10 +47,6 @@ tile.kernel @all_ops(%kv: memref<?x576xbf16>, %ws: memref<?x576xf32>, %idx: memr
   tile.counter_add %idx[%b, %c1], %m1 : memref<?x?xi32>
   // CHECK: tile.counter_wait %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<?x?xi32>
   %reached = tile.counter_wait %idx[%c0, %gy], %m1, %m1 : memref<?x?xi32>
-  // CHECK: tile.key_clock %{{.*}}, %{{.*}}[%{{.*}}] range %{{.*}} round %{{.*}} window %{{.*}} : memref<?x?xi32>, memref<?x?xi32>
-  scf.for %j = %c0 to %n step %c1 {
-    tile.key_clock %idx, %idx[%b] range %n round %n window %m1 : memref<?x?xi32>, memref<?x?xi32>
-  }
   // CHECK: tile.splat %{{.*}} : !tile.reg<64x64xf32, #tile.mma>
   %z = tile.splat %s : !tile.reg<64x64xf32, #tile.mma>
   // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !tile.smem<64x576xbf16>, !tile.smem<64x576xbf16>, !tile.reg<64x64xf32, #tile.mma>

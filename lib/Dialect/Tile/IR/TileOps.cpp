@@ -519,8 +519,7 @@ LogicalResult GatherRowsOp::verify() {
 // Progress counters
 //===----------------------------------------------------------------------===//
 
-/// A counter matrix: a 2-D global memref of i32 with the identity layout.
-static LogicalResult verifyCounter(Operation *op, MemRefType type) {
+LogicalResult sparse_mla::tile::verifyCounter(Operation *op, MemRefType type) {
   if (type.getRank() != 2 || !type.getElementType().isInteger(32) || type.getMemorySpace() ||
       !type.getLayout().isIdentity())
     return op->emitOpError("counts in a 2-D global memref of i32 with the identity layout, got ")
@@ -534,18 +533,6 @@ LogicalResult CounterAddOp::verify() {
 
 LogicalResult CounterWaitOp::verify() {
   return verifyCounter(*this, getCounter().getType());
-}
-
-LogicalResult KeyClockOp::verify() {
-  if (failed(verifyCounter(*this, getClock().getType())))
-    return failure();
-  auto keys = getKeys().getType();
-  if (keys.getRank() != 2 || !keys.getElementType().isInteger(32))
-    return emitOpError("reads its keys from a 2-D memref of i32, got ") << keys;
-  auto loop = dyn_cast<scf::ForOp>((*this)->getParentOp());
-  if (!loop || !matchPattern(loop.getLowerBound(), m_Zero()))
-    return emitOpError("must be in the body of an scf.for from 0 over the blocks of keys");
-  return success();
 }
 
 LogicalResult AnyOp::verify() {

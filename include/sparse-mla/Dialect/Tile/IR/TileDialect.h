@@ -104,6 +104,9 @@ TileDim getTileDim(mlir::Type tile, unsigned i);
 /// the identity layout or 2-D rows of contiguous elements apart by a
 /// dynamic stride (`strided<[?, 1]>`, a view of a wider matrix).
 bool isGlobalTensor(mlir::MemRefType type);
+/// A counter matrix (tile.counter_add and _wait, smla.key_clock): a 2-D
+/// global memref of i32 with the identity layout; else a diagnostic.
+mlir::LogicalResult verifyCounter(mlir::Operation *op, mlir::MemRefType type);
 /// Same rank and, dimension by dimension, the same size or parameter.
 bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the

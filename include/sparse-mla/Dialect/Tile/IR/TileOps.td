@@ -1028,43 +1028,6 @@ def Tile_CounterWaitOp : Tile_Op<"counter_wait", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_KeyClockOp : Tile_Op<"key_clock", [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Keeps the CTAs that run together on one range of keys";
-  let description = [{
-    The key-range work order of long contexts, in the body of an `scf.for`
-    from 0 that walks row `row` of `keys` (i32 keys in increasing order) a
-    block of `step` slots at a time, up to its upper bound. The keys fall in
-    ranges of `range` keys (a power of two); `clock` ([rounds, ranges] i32, zeroed; no columns:
-    no clock) counts, per round of `round_ctas` CTAs in launch order (x
-    fastest, the last round what is left), the CTAs that have passed each
-    range. A block passes the ranges from the first key of the block
-    before to its own (the last block all the others), then the CTA waits
-    until every CTA of its round has passed range r - `window` - 1 as it
-    enters range r, so that the rows they add into stay in L2. A CTA whose
-    loop runs no block passes every range before it.
-
-    The clock is advisory: no result depends on it, a wait is bounded, and
-    a wait that runs out stops its round's clock (its counters jump past
-    every later wait), so that a round with a CTA that is not resident costs
-    one timeout per CTA, never a hang. `tile-expand-key-clocks` writes it out
-    in `tile.counter_add`, `tile.counter_wait` and scf.
-
-    ```mlir
-    scf.for %j = %c0 to %n step %c64 {
-      tile.key_clock %clock, %keys[%row] range %range round %ctas window %w
-          : memref<?x?xi32>, memref<?x?xi32>
-      ...
-    ```
-  }];
-  let arguments = (ins AnyMemRef:$clock, AnyMemRef:$keys, Index:$row, Index:$range,
-                       Index:$round_ctas, I32:$window);
-  let assemblyFormat = [{
-    $clock `,` $keys `[` $row `]` `range` $range `round` $round_ctas `window` $window attr-dict
-    `:` qualified(type($clock)) `,` qualified(type($keys))
-  }];
-  let hasVerifier = 1;
-}
-
 def Tile_AnyOp : Tile_Op<"any", []> {
   let summary = "Whether any element of an i1 tile is true, in every thread that runs it";
   let description = [{

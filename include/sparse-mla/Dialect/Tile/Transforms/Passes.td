@@ -318,20 +318,6 @@ def TileMaterializeWaitsPass : Pass<"tile-materialize-waits", "::sparse_mla::til
   }];
 }
 
-def TileExpandKeyClocksPass : Pass<"tile-expand-key-clocks", "::sparse_mla::tile::KernelOp"> {
-  let summary = "Writes out the key ranges' clock of tile.key_clock";
-  let description = [{
-    Each `tile.key_clock` becomes, where it stands in its block loop, the
-    ranges its block passes (`tile.counter_add` on the clock), a bounded
-    `tile.counter_wait` for the CTA's round, and the stop of a round's
-    clock when that wait runs out; before the loop, a CTA that runs no
-    block passes every range. Values are formed in the branches that use
-    them, so that the loop keeps no register for the clock.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::math::MathDialect"];
-}
-
 def TileGroupGemmsPass : Pass<"tile-group-gemms", "::sparse_mla::tile::KernelOp"> {
   let summary = "Marks GEMMs that share one wgmma group";
   let description = [{

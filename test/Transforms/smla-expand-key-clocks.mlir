@@ -1,5 +1,5 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-expand-key-clocks))' | FileCheck %s
-// tile.key_clock written out where it stands in its block loop: before the
+// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(smla-expand-key-clocks))' | FileCheck %s
+// smla.key_clock written out where it stands in its block loop: before the
 // loop, a CTA without blocks passes every range; in the loop, under "the
 // clock has ranges", the block's range and the one before it are read back
 // from the keys, the ranges in between (all of the rest for the last block)
@@ -42,13 +42,13 @@
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %[[RANGES]]
 // CHECK:             tile.counter_add
 // CHECK:   tile.store
-// CHECK-NOT: tile.key_clock
+// CHECK-NOT: smla.key_clock
 tile.kernel @clocked(%clock: memref<?x?xi32>, %keys: memref<?x?xi32>, %row: index, %n: index,
                      %range: index, %ctas: index, %w: i32, %out: memref<?xi32>) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   scf.for %j = %c0 to %n step %c64 {
-    tile.key_clock %clock, %keys[%row] range %range round %ctas window %w
+    smla.key_clock %clock, %keys[%row] range %range round %ctas window %w
         : memref<?x?xi32>, memref<?x?xi32>
     %k = tile.load %keys[%row, %j] : memref<?x?xi32> -> !tile.reg<64xi32>
     tile.store %k, %out[%j] : !tile.reg<64xi32>, memref<?xi32>

@@ -1,6 +1,6 @@
 //===- ExpandKeyClocks.cpp - The key ranges' clock, written out -----------===//
 //
-// tile.key_clock states the key-range work order of long contexts; this pass
+// smla.key_clock states the key-range work order of long contexts; this pass
 // writes it out where it stands in its block loop (and a prologue before the
 // loop for a CTA that runs no block): the ranges a block passes, counted on
 // the clock with tile.counter_add, and a bounded tile.counter_wait for the
@@ -9,20 +9,21 @@
 // keys rather than carried.
 //
 //===----------------------------------------------------------------------===//
-#include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-namespace sparse_mla::tile {
-#define GEN_PASS_DEF_TILEEXPANDKEYCLOCKSPASS
-#include "sparse-mla/Dialect/Tile/Transforms/Passes.h.inc"
-} // namespace sparse_mla::tile
+namespace sparse_mla::smla {
+#define GEN_PASS_DEF_SPARSEMLAEXPANDKEYCLOCKSPASS
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h.inc"
+} // namespace sparse_mla::smla
 
 using namespace mlir;
 using namespace sparse_mla::tile;
+using sparse_mla::smla::KeyClockOp;
 
 namespace {
 
@@ -30,7 +31,7 @@ namespace {
 /// some ten blocks of a range's work.
 constexpr int64_t kClockPolls = 256;
 
-/// Builds the expansion of one tile.key_clock.
+/// Builds the expansion of one smla.key_clock.
 struct KeyClock {
   KeyClockOp op;
   scf::ForOp loop;
@@ -152,8 +153,9 @@ struct KeyClock {
   }
 };
 
-struct TileExpandKeyClocksPass
-    : public sparse_mla::tile::impl::TileExpandKeyClocksPassBase<TileExpandKeyClocksPass> {
+struct SparseMLAExpandKeyClocksPass
+    : public sparse_mla::smla::impl::SparseMLAExpandKeyClocksPassBase<
+          SparseMLAExpandKeyClocksPass> {
   using Base::Base;
 
   void runOnOperation() override {

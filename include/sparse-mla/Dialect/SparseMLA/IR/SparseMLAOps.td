@@ -1,0 +1,123 @@
+//===- SparseMLAOps.td - Ops of the sparse-MLA kernels -----*- tablegen -*-===//
+//
+// What the sparse-MLA kernels (backward, union builder, and the forward to
+// come) compute in common and nothing else does: which rows a token tile's
+// (token, head) columns read, which kv rows its keys gather, and the key
+// ranges' clock of long contexts. They sit beside the general tile dialect,
+// as NVWS beside TritonGPU, and lower to tile and arith ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SPARSE_MLA_SPARSEMLA_OPS
+#define SPARSE_MLA_SPARSEMLA_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def SparseMLA_Dialect : Dialect {
+  let name = "smla";
+  let cppNamespace = "::sparse_mla::smla";
+  let summary = "The sparse-MLA kernels' own ops, lowered to tile ops";
+  let description = [{
+    Ops that only the DeepSeek-sparse-attention kernels need, so that the
+    tile dialect stays a general tile language and each kernel states them
+    once: a token tile's columns (`smla.columns`), the kv rows of its keys
+    (`smla.key_rows`), the key ranges' clock (`smla.key_clock`).
+    `smla-lower-to-tile` and `smla-expand-key-clocks` write them out in
+    tile, arith and scf ops.
+  }];
+  let dependentDialects = ["::sparse_mla::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+class SparseMLA_Op<string mnemonic, list<Trait> traits = []>
+    : Op<SparseMLA_Dialect, mnemonic, traits>;
+
+def SparseMLA_I32Tile : Type<CPred<"::sparse_mla::smla::isI32Vector($_self)">,
+    "1-D register tile of i32", "::sparse_mla::tile::RegTileType">;
+
+def SparseMLA_ColumnsOp : SparseMLA_Op<"columns", [Pure, AllTypesMatch<["rows", "tokens"]>]> {
+  let summary = "The q rows and tokens of a token tile's (token, head) columns";
+  let description = [{
+    A CTA of a token tile works on (token, head) columns: `per_token` heads
+    of each of its `tokens` tokens (the first at row `first_token` of the
+    [B * S] tokens), from head `first_head` of the `heads` heads of a row,
+    of which `heads_left` remain in the group. Element c of the results is
+    column `first + c`: its token t = (first + c) / per_token and head h =
+    (first + c) % per_token. `rows` is the row of q, do and dq, (first_token
+    + t) * heads + first_head + h, or -1 for a padding column (t >= tokens
+    or h >= heads_left); `tokens` is t.
+
+    ```mlir
+    %rows, %token = smla.columns from %c tokens %t0 count %tn heads %h0 count %left
+                      per_token %cpt row_heads %heads : !tile.reg<16xi32>
+    ```
+  }];
+  let arguments = (ins Index:$first, Index:$first_token, Index:$token_count,
+                       Index:$first_head, Index:$heads_left, Index:$per_token, Index:$heads);
+  let results = (outs SparseMLA_I32Tile:$rows, SparseMLA_I32Tile:$tokens);
+  let assemblyFormat = [{
+    `from` $first `tokens` $first_token `count` $token_count `heads` $first_head `count`
+    $heads_left `per_token` $per_token `row_heads` $heads attr-dict `:` qualified(type($rows))
+  }];
+}
+
+def SparseMLA_KeyRowsOp : SparseMLA_Op<"key_rows", [Pure, AllTypesMatch<["keys", "rows"]>]> {
+  let summary = "The kv rows of a tile's keys, -1 for the keys it must not read";
+  let description = [{
+    Key k of `keys` is valid if 0 <= k < `limit` (Skv, or the causal bound
+    of the tile); its kv row is (`first` + k) * `groups` + `group` (`first`:
+    the batch row's first key, b * Skv). An invalid key gets -1: no row is
+    read or written for it.
+
+    ```mlir
+    %rows = smla.key_rows %keys below %limit first %first groups %g of %groups
+              : !tile.reg<64xi32>
+    ```
+  }];
+  let arguments = (ins SparseMLA_I32Tile:$keys, I32:$limit, I32:$first, I32:$group,
+                       I32:$groups);
+  let results = (outs SparseMLA_I32Tile:$rows);
+  let assemblyFormat = [{
+    $keys `below` $limit `first` $first `groups` $group `of` $groups attr-dict `:`
+    qualified(type($keys))
+  }];
+}
+
+def SparseMLA_KeyClockOp : SparseMLA_Op<"key_clock", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Keeps the CTAs that run together on one range of keys";
+  let description = [{
+    The key-range work order of long contexts, in the body of an `scf.for`
+    from 0 that walks row `row` of `keys` (i32 keys in increasing order) a
+    block of `step` slots at a time, up to its upper bound. The keys fall in
+    ranges of `range` keys (a power of two); `clock` ([rounds, ranges] i32,
+    zeroed; no columns: no clock) counts, per round of `round_ctas` CTAs in
+    launch order (x fastest, the last round what is left), the CTAs that have
+    passed each range. A block passes the ranges from the first key of the
+    block before to its own (the last block all the others), then the CTA
+    waits until every CTA of its round has passed range r - `window` - 1 as
+    it enters range r, so that the rows they add into stay in L2. A CTA whose
+    loop runs no block passes every range before it.
+
+    The clock is advisory: no result depends on it, a wait is bounded, and
+    a wait that runs out stops its round's clock (its counters jump past
+    every later wait), so that a round with a CTA that is not resident costs
+    one timeout per CTA, never a hang. `smla-expand-key-clocks` writes it out
+    in `tile.counter_add`, `tile.counter_wait` and scf.
+
+    ```mlir
+    scf.for %j = %c0 to %n step %c64 {
+      smla.key_clock %clock, %keys[%row] range %range round %ctas window %w
+          : memref<?x?xi32>, memref<?x?xi32>
+      ...
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$clock, AnyMemRef:$keys, Index:$row, Index:$range,
+                       Index:$round_ctas, I32:$window);
+  let assemblyFormat = [{
+    $clock `,` $keys `[` $row `]` `range` $range `round` $round_ctas `window` $window attr-dict
+    `:` qualified(type($clock)) `,` qualified(type($keys))
+  }];
+  let hasVerifier = 1;
+}
+
+#endif

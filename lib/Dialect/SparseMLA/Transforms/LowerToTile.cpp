@@ -1,0 +1,104 @@
+//===- LowerToTile.cpp - A token tile's columns and its keys' rows --------===//
+//
+// smla.columns and smla.key_rows in tile ops, where they stand: a tile.iota
+// of the columns and a tile.map each for their rows and tokens; a tile.map
+// of the keys for their kv rows. The arithmetic is 32-bit (rows are int32
+// row indices).
+//
+//===----------------------------------------------------------------------===//
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
+
+namespace sparse_mla::smla {
+#define GEN_PASS_DEF_SPARSEMLALOWERTOTILEPASS
+#include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h.inc"
+} // namespace sparse_mla::smla
+
+using namespace mlir;
+using namespace sparse_mla;
+using namespace sparse_mla::smla;
+
+namespace {
+
+/// A tile.map of `inputs` (tiles of `type`'s shape) to `type`, its body
+/// built by `body` from the elements.
+static Value map(OpBuilder &b, Location loc, Type type, ValueRange inputs,
+                 llvm::function_ref<Value(OpBuilder &, ValueRange)> body) {
+  auto op = tile::MapOp::create(b, loc, type, inputs);
+  Block *block = b.createBlock(&op.getBody());
+  for (Value input : inputs)
+    block->addArgument(cast<tile::RegTileType>(input.getType()).getElementType(), loc);
+  OpBuilder inner = OpBuilder::atBlockBegin(block);
+  tile::YieldOp::create(inner, loc, body(inner, block->getArguments()));
+  b.setInsertionPointAfter(op);
+  return op.getResult();
+}
+
+static void lowerColumns(ColumnsOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto i32 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  };
+  Value first = i32(op.getFirst()), perToken = i32(op.getPerToken());
+  Value firstToken = i32(op.getFirstToken()), count = i32(op.getTokenCount());
+  Value heads = i32(op.getHeads()), firstHead = i32(op.getFirstHead());
+  Value left = i32(op.getHeadsLeft());
+  Type type = op.getRows().getType();
+  Value columns = tile::IotaOp::create(b, loc, type, uint64_t(0));
+  Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+  Value rows = map(b, loc, type, columns, [&](OpBuilder &m, ValueRange c) -> Value {
+    Value column = arith::AddIOp::create(m, loc, c[0], first);
+    Value t = arith::DivUIOp::create(m, loc, column, perToken);
+    Value h = arith::RemUIOp::create(m, loc, column, perToken);
+    Value token = arith::AddIOp::create(m, loc, firstToken, t);
+    Value firstRow = arith::MulIOp::create(m, loc, token, heads);
+    Value head = arith::AddIOp::create(m, loc, firstHead, h);
+    Value row = arith::AddIOp::create(m, loc, firstRow, head);
+    Value tIn = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::ult, t, count);
+    Value hIn = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::ult, h, left);
+    Value ok = arith::AndIOp::create(m, loc, tIn, hIn);
+    return arith::SelectOp::create(m, loc, ok, row, none);
+  });
+  Value tokens = map(b, loc, type, columns, [&](OpBuilder &m, ValueRange c) -> Value {
+    Value column = arith::AddIOp::create(m, loc, c[0], first);
+    return arith::DivUIOp::create(m, loc, column, perToken);
+  });
+  op.getRows().replaceAllUsesWith(rows);
+  op.getTokens().replaceAllUsesWith(tokens);
+  op.erase();
+}
+
+static void lowerKeyRows(KeyRowsOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  Value none = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+  Value rows = map(b, loc, op.getRows().getType(), op.getKeys(),
+                   [&](OpBuilder &m, ValueRange k) -> Value {
+    Value lo = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::sge, k[0], zero);
+    Value hi = arith::CmpIOp::create(m, loc, arith::CmpIPredicate::slt, k[0], op.getLimit());
+    Value ok = arith::AndIOp::create(m, loc, lo, hi);
+    Value position = arith::AddIOp::create(m, loc, op.getFirst(), k[0]);
+    Value scaled = arith::MulIOp::create(m, loc, position, op.getGroups());
+    Value row = arith::AddIOp::create(m, loc, scaled, op.getGroup());
+    return arith::SelectOp::create(m, loc, ok, row, none);
+  });
+  op.getRows().replaceAllUsesWith(rows);
+  op.erase();
+}
+
+struct SparseMLALowerToTilePass
+    : public sparse_mla::smla::impl::SparseMLALowerToTilePassBase<SparseMLALowerToTilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation().walk([](Operation *op) {
+      if (auto columns = dyn_cast<ColumnsOp>(op))
+        lowerColumns(columns);
+      else if (auto rows = dyn_cast<KeyRowsOp>(op))
+        lowerKeyRows(rows);
+    });
+  }
+};
+
+} // namespace
