@@ -154,11 +154,7 @@ tile.kernel @sparse_mla_bwd(
   %g = tile.work_id "g"
   %hb = tile.work_id "hb"
   %cpt = arith.minui %heads_per_group, %hp : index
-  %s0 = arith.muli %in_row, %tile_tokens : index
-  %left = arith.subi %seq_len, %s0 : index
-  %tn = arith.minui %tile_tokens, %left : index
-  %row_start = arith.muli %b, %seq_len : index
-  %t0 = arith.addi %row_start, %s0 : index
+  %s0, %tn, %t0 = smla.token_tile %in_row of row %b tokens %tile_tokens per_row %seq_len
   // Its slots: row krow of `keys`, the first n in use (a count clamped to
   // [0, W]: with T = 1 it is the caller's topk_length).
   %slot_row = arith.muli %local, %groups : index

@@ -89,11 +89,7 @@ tile.kernel @sparse_mla_union(
   %in_row = tile.work_id "tile"
   %local = tile.work_id "slot"
   %g = tile.work_id "g"
-  %s0 = arith.muli %in_row, %tile_tokens : index
-  %left = arith.subi %seq_len, %s0 : index
-  %tn = arith.minui %tile_tokens, %left : index
-  %row_start = arith.muli %b, %seq_len : index
-  %t0 = arith.addi %row_start, %s0 : index
+  %s0, %tn, %t0 = smla.token_tile %in_row of row %b tokens %tile_tokens per_row %seq_len
   %out_row = arith.muli %local, %groups : index
   %row = arith.addi %out_row, %g : index
   %row_i32 = arith.index_cast %row : index to i32

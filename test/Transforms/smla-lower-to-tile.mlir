@@ -1,4 +1,22 @@
 // RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(smla-lower-to-tile))' | FileCheck %s
+
+// smla.token_tile: the first token tile * T, min(T, S - first) tokens, row
+// b * S + first.
+// CHECK-LABEL: tile.kernel @token_tile
+// CHECK: %[[FIRST:.*]] = arith.muli %tile, %t : index
+// CHECK: %[[LEFT:.*]] = arith.subi %s, %[[FIRST]] : index
+// CHECK: %[[COUNT:.*]] = arith.minui %t, %[[LEFT]] : index
+// CHECK: %[[START:.*]] = arith.muli %b, %s : index
+// CHECK: %[[ROW:.*]] = arith.addi %[[START]], %[[FIRST]] : index
+// CHECK: memref.store %[[FIRST]], %out[%[[COUNT]]]
+// CHECK: memref.store %[[ROW]], %out[%[[COUNT]]]
+tile.kernel @token_tile(%out: memref<?xindex>, %tile: index, %b: index, %t: index, %s: index)
+    warpgroups(1) {
+  %first, %count, %row = smla.token_tile %tile of row %b tokens %t per_row %s
+  memref.store %first, %out[%count] : memref<?xindex>
+  memref.store %row, %out[%count] : memref<?xindex>
+}
+
 // smla.columns: the columns' iota, then a column's row ((first token + t)
 // * heads + first head + h, or -1 past the tokens or the heads left) and
 // its token t, for column first + c = t * per_token + h, in i32.

@@ -6,6 +6,8 @@ func.func @all_ops(%i: index, %n: i32, %keys: !tile.reg<64xi32>, %clock: memref<
                    %rows: memref<?x?xi32>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
+  // CHECK: smla.token_tile %{{.*}} of row %{{.*}} tokens %{{.*}} per_row %{{.*}}
+  %s0, %tn, %t0 = smla.token_tile %i of row %i tokens %i per_row %i
   // CHECK: smla.columns from %{{.*}} tokens %{{.*}} count %{{.*}} heads %{{.*}} count %{{.*}} per_token %{{.*}} row_heads %{{.*}} : !tile.reg<16xi32>
   %r, %t = smla.columns from %i tokens %i count %i heads %i count %i per_token %i row_heads %i
       : !tile.reg<16xi32>

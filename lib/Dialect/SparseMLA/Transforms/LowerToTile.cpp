@@ -1,9 +1,9 @@
 //===- LowerToTile.cpp - A token tile's columns and its keys' rows --------===//
 //
-// smla.columns and smla.key_rows in tile ops, where they stand: a tile.iota
-// of the columns and a tile.map each for their rows and tokens; a tile.map
-// of the keys for their kv rows. The arithmetic is 32-bit (rows are int32
-// row indices).
+// smla.token_tile, smla.columns and smla.key_rows in arith and tile ops,
+// where they stand: a tile's tokens in index arithmetic; a tile.iota of the
+// columns and a tile.map each for their rows and tokens; a tile.map of the
+// keys for their kv rows. Rows are 32-bit (int32 row indices).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
@@ -31,6 +31,18 @@ static Value map(OpBuilder &b, Location loc, Type type, ValueRange inputs,
   tile::YieldOp::create(inner, loc, body(inner, block->getArguments()));
   b.setInsertionPointAfter(op);
   return op.getResult();
+}
+
+static void lowerTokenTile(TokenTileOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value first = arith::MulIOp::create(b, loc, op.getTile(), op.getTileTokens());
+  Value left = arith::SubIOp::create(b, loc, op.getSeqLen(), first);
+  Value count = arith::MinUIOp::create(b, loc, op.getTileTokens(), left);
+  Value rowStart = arith::MulIOp::create(b, loc, op.getBatchRow(), op.getSeqLen());
+  Value row = arith::AddIOp::create(b, loc, rowStart, first);
+  op.replaceAllUsesWith(ValueRange{first, count, row});
+  op.erase();
 }
 
 static void lowerColumns(ColumnsOp op) {
@@ -93,7 +105,9 @@ struct SparseMLALowerToTilePass
 
   void runOnOperation() override {
     getOperation().walk([](Operation *op) {
-      if (auto columns = dyn_cast<ColumnsOp>(op))
+      if (auto tile = dyn_cast<TokenTileOp>(op))
+        lowerTokenTile(tile);
+      else if (auto columns = dyn_cast<ColumnsOp>(op))
         lowerColumns(columns);
       else if (auto rows = dyn_cast<KeyRowsOp>(op))
         lowerKeyRows(rows);

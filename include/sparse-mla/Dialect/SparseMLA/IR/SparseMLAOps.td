@@ -20,8 +20,9 @@ def SparseMLA_Dialect : Dialect {
   let description = [{
     Ops that only the DeepSeek-sparse-attention kernels need, so that the
     tile dialect stays a general tile language and each kernel states them
-    once: a token tile's columns (`smla.columns`), the kv rows of its keys
-    (`smla.key_rows`), the key ranges' clock (`smla.key_clock`).
+    once: a token tile's tokens (`smla.token_tile`) and columns
+    (`smla.columns`), the kv rows of its keys (`smla.key_rows`), the key
+    ranges' clock (`smla.key_clock`).
     `smla-lower-to-tile` and `smla-expand-key-clocks` write them out in
     tile, arith and scf ops.
   }];
@@ -34,6 +35,26 @@ class SparseMLA_Op<string mnemonic, list<Trait> traits = []>
 
 def SparseMLA_I32Tile : Type<CPred<"::sparse_mla::smla::isI32Vector($_self)">,
     "1-D register tile of i32", "::sparse_mla::tile::RegTileType">;
+
+def SparseMLA_TokenTileOp : SparseMLA_Op<"token_tile", [Pure]> {
+  let summary = "The tokens of a token tile";
+  let description = [{
+    Tile `tile` of batch row `batch_row`, with `tile_tokens` (T) tokens a
+    tile and `seq_len` (S) tokens a row: its first token's position in the
+    row `first` = tile * T, its tokens `count` = min(T, S - first) (the last
+    tile of a row may have fewer), and that first token's row among the
+    [B * S] tokens, `row` = batch_row * S + first.
+
+    ```mlir
+    %s0, %tn, %t0 = smla.token_tile %tile of row %b tokens %t per_row %s
+    ```
+  }];
+  let arguments = (ins Index:$tile, Index:$batch_row, Index:$tile_tokens, Index:$seq_len);
+  let results = (outs Index:$first, Index:$count, Index:$row);
+  let assemblyFormat = [{
+    $tile `of` `row` $batch_row `tokens` $tile_tokens `per_row` $seq_len attr-dict
+  }];
+}
 
 def SparseMLA_ColumnsOp : SparseMLA_Op<"columns", [Pure, AllTypesMatch<["rows", "tokens"]>]> {
   let summary = "The q rows and tokens of a token tile's (token, head) columns";

@@ -5,11 +5,12 @@
 include "mlir/Pass/PassBase.td"
 
 def SparseMLALowerToTilePass : Pass<"smla-lower-to-tile", "::sparse_mla::tile::KernelOp"> {
-  let summary = "Writes the token tiles' columns and the keys' kv rows in tile ops";
+  let summary = "Writes the token tiles' tokens and columns and the keys' kv rows in tile ops";
   let description = [{
-    `smla.columns` becomes a `tile.iota` and two `tile.map`s (a column's
-    row, or -1, and its token); `smla.key_rows` a `tile.map` (a key's kv row,
-    or -1). They are written where the ops stand, in i32.
+    `smla.token_tile` becomes index arithmetic; `smla.columns` a `tile.iota`
+    and two `tile.map`s (a column's row, or -1, and its token), in i32;
+    `smla.key_rows` a `tile.map` (a key's kv row, or -1). They are written
+    where the ops stand.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::sparse_mla::tile::TileDialect"];
 }
