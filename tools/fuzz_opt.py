@@ -2,29 +2,36 @@
 """Mutation fuzzer of sparse-mla-opt: every input must end in exit status 0
 (compiled) or 1 with located diagnostics (each error printed as
 `file:line:col: error:`), never a signal, an assertion, an LLVM ERROR,
-another status, an error at `<unknown>:0` or a hang.
+another status, an error at `<unknown>:0` or a hang (CPU time past
+CPU_SECONDS, or wall time past TIMEOUT_S).
 
 Seeds are the kernels of kernels/ and the lit inputs of test/ (split at
 `// -----`). Every op of the tile dialect (the mnemonics of TileOps.td) must
 appear in a seed, or the run stops at once: a new op needs a lit test. Half
-the cases target an op, the ops taking turns: a line holding it is mutated.
-The others mutate anywhere. The mutations: numbers (zero, negative, huge),
-tile dimensions, types, SSA names, keywords and unit attributes (those of the
-ops' syntax in TileOps.td and a few more) exchanged or dropped; a list of a
-line (inside `[..]`, `(..)` or `<..>`, a run of `%a, %b` operands, the types
-after ` : `) emptied (`%bars[%i]` -> `%bars[]`), cut by an entry, given an
-entry twice, or two entries swapped; lines deleted, duplicated, swapped or
-taken from another input; the text cut short. A case applies one to three.
+the cases aim at an op, the ops taking turns: the syntactic forms of its
+lines in the seeds take turns too (`tile.write %v, %t` and `tile.write %v, %t
+cta %r on %bars[%i]`), a line of that form is mutated, its lists half the
+time, and a third of the cases mutate the text once more; seeds that their
+lit test expects to fail serve only forms that no other seed has. The other
+cases mutate anywhere, one to three times. The mutations: numbers (zero, negative,
+huge), tile dimensions, types, SSA names, keywords and unit attributes (those
+of the ops' syntax in TileOps.td and a few more) exchanged or dropped; a list
+of a line (inside `[..]`, `(..)` or `<..>`, a run of `%a, %b` operands, the
+types after ` : `) emptied (`%bars[%i]` -> `%bars[]`), cut by an entry, given
+an entry twice, or two entries swapped; lines deleted, duplicated, swapped or
+taken from another input; the text cut short.
 
-Each case runs in one mode: one pass of this project alone, on input it may
-not expect (every pass and pipeline that `sparse-mla-opt --help` lists whose
-name starts with tile-, convert-tile-, sparse-mla- or smla-, so a new pass
-joins without editing this script; nested in tile.kernel where it runs there,
-which a run on an empty module tells, else on the module; PASS_OPTIONS gives
-some passes options), among them the whole sparse-mla-to-ptx pipeline; or
-`prepared-convert`, the passes that prepare kernels, then
-convert-tile-to-nvvm. A crash is minimized (chunks of lines) while it
-crashes the same way, and saved with its command.
+Each case runs in one mode. Half the cases run one pass of this project
+alone, on input it may not expect: every pass that `sparse-mla-opt --help`
+lists whose name starts with tile-, convert-tile-, sparse-mla- or smla-, so a
+new pass joins without editing this script, nested in tile.kernel where it
+runs there (which a run on an empty module tells), else on the module. The
+other half go through to NVVM: each pipeline of those prefixes
+(sparse-mla-to-ptx), or `prepared-convert`, the passes that prepare kernels,
+then convert-tile-to-nvvm. A pass or pipeline takes one of its option sets in
+PASS_OPTIONS, and a quarter of the time one or two of its flags and integer
+options (from --help) set to values it may not expect. A crash is minimized
+(chunks of lines) while it crashes the same way, and saved with its command.
 
 Known crashes of MLIR itself, which plain mlir-opt has too, are counted apart
 and fail nothing (KNOWN_UPSTREAM):
@@ -73,6 +80,10 @@ PREPARED_CONVERT = ("builtin.module(tile-specialize,tile.kernel(tile-split-d,til
 # (wall time alone would count a busy machine's slowness).
 CPU_SECONDS = 60
 TIMEOUT_S = 300
+# Values of pass options: in range for every integer type of options, out
+# of range for what the passes accept.
+OPTION_VALUES = ["0", "1", "2", "3", "4", "7", "8", "16", "24", "40", "64", "128", "232",
+                 "256", "65536", "2147483647"]
 MEMORY_BYTES = 4 << 30
 CRASH_MARKS = ("LLVM ERROR", "Assertion", "PLEASE submit a bug report", "Stack dump",
                "UNREACHABLE", "terminate called")
@@ -103,6 +114,24 @@ def op_use(op):
     return re.compile(r"(?<![!#\w.])tile\." + op + r"\b")
 
 
+def op_form(line):
+    """The syntax of an op's line without its names, numbers and types: the
+    seeds of an op take turns by form, so a rare one (`cta %r on %bars[%i]`)
+    is mutated as often as a common one."""
+    return re.sub(r"\d+", "N", re.sub(r"%[\w.#]+", "%", line.split(" : ")[0])).strip()
+
+
+def op_forms(op, corpus):
+    """{form: [seed holding a line of the op in that form]}: the seeds that
+    compile where there are some (a mutation of one that fails from the start
+    tests its first error again)."""
+    use, forms = op_use(op), {}
+    for seed in corpus:
+        for form in {op_form(l) for l in seed[1].splitlines() if use.search(l)}:
+            forms.setdefault(form, []).append(seed)
+    return {form: [s for s in seeds if not s[2]] or seeds for form, seeds in forms.items()}
+
+
 def syntax_words():
     """The keywords of the ops' assembly formats and their unit attributes."""
     td = OPS_TD.read_text()
@@ -113,14 +142,15 @@ def syntax_words():
 
 
 def seeds():
+    """(file, text, whether the lit test expects it to fail) per input."""
     out = []
     files = sorted((ROOT / "kernels").glob("*.mlir")) + sorted((ROOT / "test").rglob("*.mlir"))
     for f in files:
         for part in f.read_text().split("\n// -----"):
-            # RUN lines are the lit harness's, not the input's.
-            text = "\n".join(l for l in part.splitlines() if "RUN:" not in l)
+            # Comments (RUN and CHECK lines among them) are nothing to mutate.
+            text = "\n".join(l for l in part.splitlines() if not l.lstrip().startswith("//"))
             if "tile." in text:
-                out.append((f.relative_to(ROOT).as_posix(), text))
+                out.append((f.relative_to(ROOT).as_posix(), text, "expected-error" in part))
     return out
 
 
@@ -204,13 +234,16 @@ def split_entries(s):
 
 def mutate_list(s, rng, ctx):
     """A list of a line (of s) emptied, cut by an entry, given one twice, or
-    two of its entries swapped."""
+    two of its entries swapped: operands and indices ([..], (..), runs of
+    %names) three times in four where the line has some."""
     lines = s.split("\n")
     at = [i for i, l in enumerate(lines) if list_spans(l)]
     if not at:
         return None
     i = rng.choice(at)
-    a, b = rng.choice(list_spans(lines[i]))
+    spans = list_spans(lines[i])
+    operands = [(a, b) for a, b in spans if a and lines[i][a - 1] in "[(" or lines[i][a] == "%"]
+    a, b = rng.choice(operands if operands and rng.random() < 0.75 else spans)
     entries = split_entries(lines[i][a:b])
     how = rng.randrange(4)
     if how == 0:
@@ -260,15 +293,19 @@ LINE_MUTATIONS = [delete_line, duplicate_line, swap_lines, foreign_line]
 
 
 def mutate(text, rng, corpus, words, line_of=None):
-    """One mutation anywhere, or, with line_of (a pattern), of a line that
-    matches it; the text as it was if it has no such line or the mutation
+    """One mutation anywhere, or, with line_of (a predicate), of a line it
+    holds for; the text as it was if there is no such line or the mutation
     found nothing to change."""
     lines = text.splitlines()
-    at = [i for i, l in enumerate(lines) if line_of is None or line_of.search(l)]
+    at = [i for i, l in enumerate(lines) if line_of is None or line_of(l)]
     if not at:
         return text
     ctx = {"text": text, "words": words}
-    f = rng.choice(STRING_MUTATIONS + LINE_MUTATIONS)
+    # An op's line: its operand and index lists half the time.
+    if line_of is not None and rng.random() < 0.5:
+        f = mutate_list
+    else:
+        f = rng.choice(STRING_MUTATIONS + LINE_MUTATIONS)
     if f in LINE_MUTATIONS:
         return "\n".join(f(lines, rng.choice(at), rng, corpus))
     if line_of is None:
@@ -279,39 +316,73 @@ def mutate(text, rng, corpus, words, line_of=None):
 
 
 def project_passes(helptext):
-    """The passes and pipelines of this project that --help lists: entries
-    of its `Passes:` and `Pass Pipelines:` sections (their options are
-    indented further, the values of an option's enum less)."""
-    names, indent_of_entries = [], None
+    """{name: (whether a pipeline, [its number and flag options])} of the
+    passes and pipelines of this project that --help lists: entries of its
+    `Passes:` and `Pass Pipelines:` sections, their options indented below
+    them (the values of an option's enum, less)."""
+    passes, indent_of_entries, pipelines, current = {}, None, False, None
     for line in helptext.splitlines():
-        indent = len(line) - len(line.lstrip())
-        if line.strip() in ("Passes:", "Pass Pipelines:"):
-            indent_of_entries = indent + 2
-        elif (indent_of_entries is not None and indent < indent_of_entries
-              and not line.lstrip().startswith("=")):
+        indent, entry = len(line) - len(line.lstrip()), line.strip()
+        if entry in ("Passes:", "Pass Pipelines:"):
+            indent_of_entries, pipelines = indent + 2, entry == "Pass Pipelines:"
+        elif indent_of_entries is None or entry.startswith("="):
+            continue
+        elif indent < indent_of_entries:
             indent_of_entries = None
-        elif indent == indent_of_entries:
-            name = re.match(r"--([\w-]+)", line.strip())
-            if name and name.group(1).startswith(PASS_PREFIXES):
-                names.append(name.group(1))
-    return names
+        elif m := re.match(r"--([\w-]+)(?:=<(\w+)>)?\s", entry + " "):
+            name, kind = m.groups()
+            if indent == indent_of_entries:
+                current = name if name.startswith(PASS_PREFIXES) else None
+                if current:
+                    passes[current] = (pipelines, [])
+            elif current and kind in (None, "int", "long", "uint", "ulong"):
+                passes[current][1].append((name, kind))
+    return passes
 
 
 def pass_modes(opt, workdir):
-    """{pass name: [--pass-pipeline argument per option set]}: nested in
-    tile.kernel where that runs (on an empty module: no kernel to fail on),
-    else on the module."""
+    """{mode: (pass name, --pass-pipeline text with @OPTIONS@ where its
+    options go, [(option, 'flag', 'number' or 'list')])} for this project's
+    passes, nested in tile.kernel where that runs (on an empty module, which
+    has no kernel to fail on), else on the module; and the pipelines' names.
+    Whether a number option takes a list, a run with `option=1,2` tells."""
     helptext = subprocess.run([opt, "--help"], capture_output=True, text=True).stdout
     empty = Path(workdir) / "empty.mlir"
     empty.write_text("module {}\n")
-    modes = {}
-    for name in project_passes(helptext):
-        nested = subprocess.run([opt, str(empty), f"--pass-pipeline=builtin.module(tile.kernel({name}))",
-                                 "-o", os.devnull], capture_output=True).returncode == 0
-        form = "builtin.module(tile.kernel({}))" if nested else "builtin.module({})"
-        modes[name] = [["--pass-pipeline=" + form.format(name + o)]
-                       for o in PASS_OPTIONS.get(name, [""])]
-    return modes
+
+    def runs(pipeline):
+        return subprocess.run([opt, str(empty), f"--pass-pipeline={pipeline}", "-o", os.devnull],
+                              capture_output=True, text=True).returncode == 0
+
+    modes, pipelines = {}, set()
+    for name, (pipeline, options) in project_passes(helptext).items():
+        if pipeline:
+            pipelines.add(name)
+        form = "builtin.module(tile.kernel({}))"
+        if not runs(form.format(name)):
+            form = "builtin.module({})"
+        form = form.format(name + "@OPTIONS@")
+        knobs = [(o, "flag" if kind is None else
+                  "list" if runs(form.replace("@OPTIONS@", "{" + o + "=1,2}")) else "number")
+                 for o, kind in options]
+        modes[name] = (name, form, knobs)
+    return modes, pipelines
+
+
+def random_options(name, knobs, rng):
+    """One of PASS_OPTIONS' sets for the pass, and a quarter of the time one
+    or two of its flags and number options set at random over it."""
+    options = {}  # a flag set: None
+    for o in rng.choice(PASS_OPTIONS.get(name, [""])).strip("{}").split():
+        key, equals, value = o.partition("=")
+        options[key] = value if equals else None
+    if knobs and rng.random() < 0.25:
+        for knob, kind in rng.sample(knobs, min(len(knobs), rng.choice([1, 2]))):
+            count = rng.choice([0, 1, 2, 3]) if kind == "list" else 1
+            options[knob] = (rng.choice([None, "false"]) if kind == "flag" else
+                             ",".join(rng.choice(OPTION_VALUES) for _ in range(count)))
+    text = " ".join(k if v is None else k + "=" + v for k, v in options.items())
+    return "{" + text + "}" if text else ""
 
 
 def judge(status, err):
@@ -403,8 +474,8 @@ def main():
     corpus = seeds()
     words = syntax_words()
     ops = op_names()
-    seeds_of = {op: [s for s in corpus if op_use(op).search(s[1])] for op in ops}
-    unseeded = [op for op in ops if not seeds_of[op]]
+    forms_of = {op: op_forms(op, corpus) for op in ops}
+    unseeded = [op for op in ops if not forms_of[op]]
     if unseeded:
         print("fuzz_opt: no seed holds tile." + ", tile.".join(unseeded)
               + ": give each a lit test", file=sys.stderr)
@@ -414,8 +485,9 @@ def main():
             concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         opt = Path(workdir) / "sparse-mla-opt"
         shutil.copy2(ROOT / "build/bin/sparse-mla-opt", opt)
-        all_modes = pass_modes(str(opt), workdir)
-        all_modes["prepared-convert"] = [["--pass-pipeline=" + PREPARED_CONVERT]]
+        all_modes, chains = pass_modes(str(opt), workdir)
+        all_modes["prepared-convert"] = ("prepared-convert", PREPARED_CONVERT, [])
+        chains.add("prepared-convert")
         modes = a.modes.split(",") if a.modes else sorted(all_modes)
         unknown = [m for m in modes if m not in all_modes]
         if unknown:
@@ -430,18 +502,27 @@ def main():
             op = None
             if rng.random() < 0.5:
                 op, turn = ops[turn % len(ops)], turn + 1
-                name, seed_text = rng.choice(seeds_of[op])
+                form = rng.choice(sorted(forms_of[op]))
+                name, seed_text, _ = rng.choice(forms_of[op][form])
+                use = op_use(op)
                 # Some mutations find nothing to change in the op's line.
                 for _ in range(8):
-                    text = mutate(seed_text, rng, corpus, words, op_use(op))
+                    text = mutate(seed_text, rng, corpus, words,
+                                  lambda l: use.search(l) and op_form(l) == form)
                     if text != seed_text:
                         break
             else:
-                name, text = rng.choice(corpus)
-            for _ in range(rng.choice([0, 1, 1, 2]) if op else rng.choice([1, 1, 2, 3])):
+                name, text, _ = rng.choice(corpus)
+            for _ in range(rng.choice([0, 0, 1]) if op else rng.choice([1, 1, 2, 3])):
                 text = mutate(text, rng, corpus, words)
-            mode = rng.choice(modes)
-            return name, op, mode, rng.choice(all_modes[mode]), text
+            # Half the cases go through to NVVM: one pass alone reaches no lowering.
+            chained = [m for m in modes if m in chains]
+            single = [m for m in modes if m not in chains]
+            mode = rng.choice(chained if chained and (not single or rng.random() < 0.5)
+                              else single)
+            pass_name, form, knobs = all_modes[mode]
+            pipeline = form.replace("@OPTIONS@", random_options(pass_name, knobs, rng))
+            return name, op, mode, ["--pass-pipeline=" + pipeline], text
 
         deadline = started + a.seconds
         pending = set()
@@ -461,10 +542,12 @@ def main():
                 outcome, signature = fut.result()
                 if outcome == "upstream":
                     upstream.setdefault(signature, [0, args, text])[0] += 1
-                elif outcome == "crash" and (mode, signature) not in crashes:
+                # One crash in several modes is one (its frame tells it); a
+                # hang has no frame.
+                elif outcome == "crash" and (signature, signature == "hang" and mode) not in crashes:
                     print(f"CRASH [{mode}] {signature}\n  from {name}", flush=True)
                     small = minimize(args, text, signature, workdir, a.minimize_seconds)
-                    crashes[(mode, signature)] = (name, args, small)
+                    crashes[(signature, signature == "hang" and mode)] = (name, args, small)
                     print(f"  sparse-mla-opt {' '.join(args)} on:\n"
                           + "".join("    " + l + "\n" for l in small.splitlines()), flush=True)
     elapsed = time.time() - started
@@ -478,7 +561,7 @@ def main():
     if a.out and (crashes or upstream):
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
-        for i, ((mode, signature), (name, args, small)) in enumerate(sorted(crashes.items())):
+        for i, ((signature, _), (name, args, small)) in enumerate(crashes.items()):
             (out / f"crash{i}.mlir").write_text(
                 f"// sparse-mla-opt {' '.join(args)}\n// {signature}\n// from {name}\n" + small)
         for i, (known, (n, args, text)) in enumerate(sorted(upstream.items())):
