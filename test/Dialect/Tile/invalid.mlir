@@ -1095,6 +1095,21 @@ tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
   tile.write %v, %t cta %n on %bars[%n] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi32>
 }
 // -----
+tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %t = tile.alloc : !tile.smem<64x64xf32>
+  %bars = tile.alloc : !tile.smem<1x2xi64>
+  // expected-error @+1 {{completes on one mbarrier of `bars`: give its index, `on %bars[%i]`}}
+  tile.write %v, %t cta %n on %bars[] : !tile.reg<64x64xf32>, !tile.smem<64x64xf32>, !tile.smem<1x2xi64>
+}
+// -----
+tile.kernel @k(%n: index, %x: f32) warpgroups(1) cluster(2) {
+  %v = tile.splat %x : !tile.reg<64x64xf32>
+  %t = tile.alloc : !tile.smem<64x64xf32>
+  // expected-error @+1 {{has an mbarrier index but no mbarriers}}
+  "tile.write"(%v, %t, %n, %n) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}> : (!tile.reg<64x64xf32>, !tile.smem<64x64xf32>, index, index) -> ()
+}
+// -----
 func.func @f(%x: !tile.reg<64x64xf32>) {
   // expected-error @+1 {{converts a tile to another layout of its shape and element type, not '!tile.reg<64x64xf32>' to '!tile.reg<64x32xf32>'}}
   %y = tile.convert_layout %x : !tile.reg<64x64xf32> -> !tile.reg<64x32xf32>

@@ -464,8 +464,14 @@ LogicalResult WriteOp::verify() {
     if (!getCta())
       return emitOpError("completes on a barrier only as an asynchronous write into a CTA "
                          "of the cluster: give `cta`");
+    // `on %bars[]` parses: the index is optional only with the barriers.
+    if (!getBarIndex())
+      return emitOpError("completes on one mbarrier of `bars`: give its index, "
+                         "`on %bars[%i]`");
     if (failed(verifyMBarriers(*this, getBars().getType())))
       return failure();
+  } else if (getBarIndex()) {
+    return emitOpError("has an mbarrier index but no mbarriers");
   }
   auto val = cast<RegTileType>(getValue().getType());
   auto dst = cast<SmemTileType>(getDest().getType());
