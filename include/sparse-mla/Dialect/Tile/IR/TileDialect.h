@@ -107,6 +107,12 @@ bool isGlobalTensor(mlir::MemRefType type);
 /// A counter matrix (tile.counter_add and _wait, smla.key_clock): a 2-D
 /// global memref of i32 with the identity layout; else a diagnostic.
 mlir::LogicalResult verifyCounter(mlir::Operation *op, mlir::MemRefType type);
+/// Mbarriers (tile.write's, tile.mbarrier_*'s): a 1 x N shared tile of
+/// i64; else a diagnostic.
+mlir::LogicalResult verifyMBarriers(mlir::Operation *op, mlir::Type bars);
+/// An op that reaches another CTA's shared memory (`remote`: `cta` given)
+/// needs a kernel launched in clusters; else a diagnostic.
+mlir::LogicalResult verifyClusterAccess(mlir::Operation *op, bool remote);
 /// Same rank and, dimension by dimension, the same size or parameter.
 bool sameShape(mlir::Type a, mlir::Type b);
 /// Fails with a diagnostic on a kernel that still has shape parameters (the
