@@ -34,12 +34,12 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32> [?, ?],                  // [
   %log2e = arith.constant 1.44269504 : f32
   %tokens = memref.dim %lse, %c0 : memref<?x?xf32>
   %h = memref.dim %lse, %c1 : memref<?x?xf32>
-  %x = tile.work_id "chunk"
-  %y = tile.work_id "heads"
-  %t_first = arith.muli %x, %chunk : index
+  %ci = tile.work_id "chunk"
+  %hb = tile.work_id "heads"
+  %t_first = arith.muli %ci, %chunk : index
   %t_after = arith.addi %t_first, %chunk : index
   %t_end = arith.minui %t_after, %tokens : index
-  %h0 = arith.muli %y, %c128 : index
+  %h0 = arith.muli %hb, %c128 : index
   %sink_h = tile.load %sink[%h0] bounds [%h] pad %ninf : memref<?xf32>, f32 -> !heads
   %b = tile.broadcast %sink_h along 0 : !heads -> !rows
   %none = tile.splat %zero : !heads
@@ -91,7 +91,7 @@ tile.kernel @sparse_mla_sink(%lse: memref<?x?xf32> [?, ?],                  // [
     %n = arith.negf %v : f32
     tile.yield %n : f32
   }
-  tile.store %neg_sum, %partial[%x, %h0] bounds [%h] : !heads, memref<?x?xf32>
+  tile.store %neg_sum, %partial[%ci, %h0] bounds [%h] : !heads, memref<?x?xf32>
 }
 
 // d_sink[h] = the sum over chunks of partial[., h], 128 heads a CTA.
@@ -105,8 +105,8 @@ tile.kernel @sparse_mla_sink_sum(%partial: memref<?x?xf32> [?, ?],
   %zero = arith.constant 0.0 : f32
   %chunks = memref.dim %partial, %c0 : memref<?x?xf32>
   %h = memref.dim %partial, %c1 : memref<?x?xf32>
-  %y = tile.work_id "heads"
-  %h0 = arith.muli %y, %c128 : index
+  %hb = tile.work_id "heads"
+  %h0 = arith.muli %hb, %c128 : index
   %none = tile.splat %zero : !heads
   %sum = scf.for %c = %c0 to %chunks step %c16 iter_args(%acc = %none) -> (!heads) {
     %p = tile.load %partial[%c, %h0] bounds [%chunks, %h] pad %zero
