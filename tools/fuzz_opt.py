@@ -6,20 +6,25 @@ another status, an error at `<unknown>:0` or a hang (CPU time past
 CPU_SECONDS, or wall time past TIMEOUT_S).
 
 Seeds are the kernels of kernels/ and the lit inputs of test/ (split at
-`// -----`). Every op of the tile dialect (the mnemonics of TileOps.td) must
+`// -----`). Every op of the project's dialects (the mnemonics of TileOps.td and
+SparseMLAOps.td) must
 appear in a seed, or the run stops at once: a new op needs a lit test. Half
 the cases aim at an op, the ops taking turns: the syntactic forms of its
 lines in the seeds take turns too (`tile.write %v, %t` and `tile.write %v, %t
 cta %r on %bars[%i]`), a line of that form is mutated, its lists half the
 time, and a third of the cases mutate the text once more; seeds that their
 lit test expects to fail serve only forms that no other seed has. The other
-cases mutate anywhere, one to three times. The mutations: numbers (zero, negative,
+cases mutate anywhere, one to three times. A quarter of the cases mutate the
+seed printed in the generic form (`"tile.write"(...) <{operandSegmentSizes =
+...}>`), which can get wrong what the custom syntax cannot. The mutations: numbers (zero, negative,
 huge), tile dimensions, types, SSA names, keywords and unit attributes (those
-of the ops' syntax in TileOps.td and a few more) exchanged or dropped; a list
-of a line (inside `[..]`, `(..)` or `<..>`, a run of `%a, %b` operands, the
-types after ` : `) emptied (`%bars[%i]` -> `%bars[]`), cut by an entry, given
-an entry twice, or two entries swapped; lines deleted, duplicated, swapped or
-taken from another input; the text cut short.
+of the ops' syntax in the .td files and a few more) exchanged or dropped; a list
+of a line (inside `[..]`, `(..)`, `<..>` or `{..}`, a run of `%a, %b`
+operands, the types after ` : `) emptied (`%bars[%i]` -> `%bars[]`), cut by
+an entry, given an entry twice, or two entries swapped; an attribute that
+the passes leave for later ones (`tile.barrier_id`, `sparse_mla.kernels`, the
+k...Attr names of the headers) given to an op or the module; lines deleted,
+duplicated, swapped or taken from another input; the text cut short.
 
 Each case runs in one mode. Half the cases run one pass of this project
 alone, on input it may not expect: every pass that `sparse-mla-opt --help`
@@ -46,6 +51,7 @@ Prints the cases run per mode and per op, each distinct crash and the known
 upstream ones; exits 1 on any crash.
 """
 import argparse
+import collections
 import concurrent.futures
 import glob
 import os
@@ -60,7 +66,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OPS_TD = ROOT / "include/sparse-mla/Dialect/Tile/IR/TileOps.td"
+# Each dialect: its prefix, the .td file of its ops and their base class.
+DIALECTS = [("tile", ROOT / "include/sparse-mla/Dialect/Tile/IR/TileOps.td", "Tile_"),
+            ("smla", ROOT / "include/sparse-mla/Dialect/SparseMLA/IR/SparseMLAOps.td",
+             "SparseMLA_")]
 PASS_PREFIXES = ("tile-", "convert-tile-", "sparse-mla-", "smla-")
 # Options that reach code the defaults do not, or that a pass needs. @CASE@
 # is the case's own path prefix (a pass that writes files writes them there).
@@ -71,8 +80,13 @@ PASS_OPTIONS = {
     "sparse-mla-emit-kernels": ["{output=@CASE@}"],
     "sparse-mla-to-ptx": ["", "{output=@CASE@}"],
 }
-PREPARED_CONVERT = ("builtin.module(tile-specialize,tile.kernel(tile-split-d,tile-stage-scatters,"
-                    "tile-expand-key-clocks,tile-pipeline-loops,tile-assign-layouts,"
+# The pipeline whose passes get, one at a time, what it hands each (all of
+# this project's passes but those off by default; sparse-mla-emit-kernels
+# with output=).
+STAGING_PIPELINE = "builtin.module(sparse-mla-to-ptx{stage-scatters output=@CASE@})"
+PREPARED_CONVERT = ("builtin.module(tile-specialize,tile.kernel(tile-decode-work,"
+                    "smla-lower-to-tile,tile-split-d,tile-stage-scatters,"
+                    "smla-expand-key-clocks,tile-pipeline-loops,tile-assign-layouts,"
                     "tile-allocate-shared,tile-materialize-waits,tile-group-gemms,"
                     "tile-assign-barrier-ids),tile-record-manifest,convert-tile-to-nvvm)")
 # A hang is CPU time past CPU_SECONDS (the whole pipeline takes ~10 s on the
@@ -96,22 +110,31 @@ NUMBERS = ["0", "1", "-1", "2", "3", "7", "8", "16", "63", "64", "65", "128", "1
            "4096", "65536", "2147483647", "2147483648", "4294967296", "9223372036854775807",
            "99999999999999999999"]
 TYPES = ["f32", "bf16", "f16", "i32", "i1", "i8", "i64", "index", "f64"]
-# Words of kernels that TileOps.td does not spell (tile.kernel's syntax is
-# hand-written; layouts are attributes).
+# Values of the passes' attributes: what they write, and what they do not.
+ATTRIBUTE_VALUES = ["0 : i64", "1 : i64", "3 : i64", "-1 : i64", "128 : i64", "4096 : i64",
+                    "1.5 : f32", "unit", '"x"', "array<i64: 0, 64>", "[1]", "{k = 16 : i64}",
+                    "{k = 1.0 : f32}", '[{name = "k"}]', "{}"]
+# Words of kernels that the .td files do not spell (tile.kernel's syntax is
+# hand-written: its index space, tensor extents and clauses; layouts are
+# attributes).
 EXTRA_WORDS = ["stages(1)", "stages(2)", "stages(4)", "warpgroups(1)", "warpgroups(2)",
                "warpgroups(4)", "variants([])", "variants([{hw = 16}])", "cluster(1)",
                "cluster(2)", "cluster(8)", "add", "max", "or", "x", "y", "#tile.mma",
-               "{tile.partition = 0}", "{tile.partition = 1}"]
+               "{tile.partition = 0}", "{tile.partition = 1}", "optional", "ceildiv", "from",
+               "window", "grid([])", "grid([b : 4])", "window(slot : 2 from 1)", "[?, ?]",
+               "constants({})", "constants({range_window = 1})", "derive([])"]
 
 
 def op_names():
-    return re.findall(r'^def\s+\w+\s*:\s*Tile_\w*Op<"(\w+)"', OPS_TD.read_text(), re.M)
+    """The ops, `tile.gather` and `smla.columns`."""
+    return [f"{prefix}.{op}" for prefix, td, base in DIALECTS
+            for op in re.findall(r'^def\s+\w+\s*:\s*' + base + r'\w*Op<"(\w+)"', td.read_text(), re.M)]
 
 
 def op_use(op):
     """A use of the op in a line: `tile.gather` is not `tile.gather_rows`, and
     `!tile.channel` is a type."""
-    return re.compile(r"(?<![!#\w.])tile\." + op + r"\b")
+    return re.compile(r"(?<![!#\w.])" + re.escape(op) + r"\b")
 
 
 def op_form(line):
@@ -134,11 +157,24 @@ def op_forms(op, corpus):
 
 def syntax_words():
     """The keywords of the ops' assembly formats and their unit attributes."""
-    td = OPS_TD.read_text()
+    td = "".join(td.read_text() for _, td, _ in DIALECTS)
     formats = re.findall(r"let assemblyFormat\s*=\s*(\[\{.*?\}\]|\".*?\");", td, re.S)
     words = {w for f in formats for w in re.findall(r"`(\w+)`", f)}
     words |= {"{" + w + "}" for w in re.findall(r"UnitAttr:\$(\w+)", td)}
     return sorted(words) + EXTRA_WORDS
+
+
+def pass_attributes():
+    """The names of the attributes that passes leave on ops for later ones
+    (the `k...Attr` constants of the headers, and those the interfaces
+    read), which an input may carry too."""
+    names = set()
+    for header in (ROOT / "include").rglob("*"):
+        if header.suffix in (".h", ".td"):
+            text = header.read_text()
+            names |= set(re.findall(r'StringLiteral k\w*Attr\w* = "([\w.]+)"', text))
+            names |= set(re.findall(r'getAttrOfType<[^>]*>\("([\w.]+)"\)', text))
+    return sorted(names)
 
 
 def seeds():
@@ -149,7 +185,7 @@ def seeds():
         for part in f.read_text().split("\n// -----"):
             # Comments (RUN and CHECK lines among them) are nothing to mutate.
             text = "\n".join(l for l in part.splitlines() if not l.lstrip().startswith("//"))
-            if "tile." in text:
+            if "tile." in text or "smla." in text:
                 out.append((f.relative_to(ROOT).as_posix(), text, "expected-error" in part))
     return out
 
@@ -196,18 +232,18 @@ def mutate_word(s, rng, ctx):
         return s[:m.start()] + rng.choice(words + [""]) + s[m.end():]
 
 
-CLOSING = {"[": "]", "(": ")", "<": ">"}
+CLOSING = {"[": "]", "(": ")", "<": ">", "{": "}"}
 
 
 def list_spans(line):
-    """(start, end) of the entries of each list of a line: inside [..], (..)
-    and <..> (the `>` of `->` closes nothing), a run of `%a, %b` operands,
-    the types after ` : `."""
+    """(start, end) of the entries of each list of a line: inside [..], (..),
+    <..> (the `>` of `->` closes nothing) and {..} (attributes), a run of
+    `%a, %b` operands, the types after ` : `."""
     spans, stack = [], []
     for i, c in enumerate(line):
         if c in CLOSING:
             stack.append((c, i))
-        elif c in ")]>" and not (c == ">" and line[i - 1:i] == "-"):
+        elif c in ")]>}" and not (c == ">" and line[i - 1:i] == "-"):
             while stack and CLOSING[stack[-1][0]] != c:
                 stack.pop()
             if stack:
@@ -259,6 +295,20 @@ def mutate_list(s, rng, ctx):
     return "\n".join(lines)
 
 
+def mutate_attribute(s, rng, ctx):
+    """An attribute of the passes, of some value, given to an op (before its
+    ` : `) or to the module (in `attributes {`)."""
+    spots = [m.end() for m in re.finditer(r"attributes \{", s)]
+    spots += [m.start() for m in re.finditer(r" : ", s)]
+    if not spots:
+        return None
+    at = rng.choice(spots)
+    attr = f"{rng.choice(ctx['attrs'])} = {rng.choice(ATTRIBUTE_VALUES)}"
+    if s[at - 1] == "{":
+        return s[:at] + attr + ", " + s[at:]
+    return s[:at] + " {" + attr + "}" + s[at:]
+
+
 def mutate_cut(s, rng, ctx):
     return s[:rng.randrange(len(s) + 1)]
 
@@ -288,11 +338,44 @@ def foreign_line(lines, i, rng, corpus):
 
 
 STRING_MUTATIONS = [mutate_number, mutate_dim, mutate_type, mutate_name, mutate_word,
-                    mutate_list, mutate_list, mutate_cut]
+                    mutate_list, mutate_list, mutate_attribute, mutate_cut]
 LINE_MUTATIONS = [delete_line, duplicate_line, swap_lines, foreign_line]
 
 
-def mutate(text, rng, corpus, words, line_of=None):
+def generic_form(opt, text, cache):
+    """The text with its ops in the generic form, which can get wrong what
+    their custom syntax cannot (operand segments, attributes, regions); None
+    where it does not parse. Cached: one run of the compiler per seed."""
+    if text not in cache:
+        p = subprocess.run([opt, "-", "--mlir-print-op-generic",
+                            "--mlir-very-unsafe-disable-verifier-on-parsing", "-o", "-"],
+                           input=text, capture_output=True, text=True)
+        cache[text] = p.stdout if p.returncode == 0 else None
+    return cache[text]
+
+
+def staged_forms(opt, text, passes, workdir):
+    """{pass: the text as STAGING_PIPELINE hands it to that pass}, so that a
+    pass alone gets what the passes before it make of a seed, not only what
+    they would refuse."""
+    with tempfile.TemporaryDirectory(dir=workdir) as out:
+        try:
+            err = subprocess.run(
+                [opt, "-", "--pass-pipeline=" + STAGING_PIPELINE.replace("@CASE@", out + "/k"),
+                 "--mlir-print-ir-before=" + ",".join(passes), "--mlir-print-ir-module-scope",
+                 "--mlir-disable-threading", "-o", os.devnull],
+                input=text, capture_output=True, text=True, timeout=TIMEOUT_S).stderr
+        except subprocess.TimeoutExpired:
+            err = ""
+    parts = re.split(r"^// -----// IR Dump Before \w+ \(([\w-]+)\).*\n", err, flags=re.M)
+    stages = {}
+    # A nested pass dumps the module once per kernel: the first is before any.
+    for name, dump in zip(parts[1::2], parts[2::2]):
+        stages.setdefault(name, dump[:dump.rfind("\n}") + 2])
+    return stages
+
+
+def mutate(text, rng, corpus, vocabulary, line_of=None):
     """One mutation anywhere, or, with line_of (a predicate), of a line it
     holds for; the text as it was if there is no such line or the mutation
     found nothing to change."""
@@ -300,7 +383,7 @@ def mutate(text, rng, corpus, words, line_of=None):
     at = [i for i, l in enumerate(lines) if line_of is None or line_of(l)]
     if not at:
         return text
-    ctx = {"text": text, "words": words}
+    ctx = {"text": text, **vocabulary}
     # An op's line: its operand and index lists half the time.
     if line_of is not None and rng.random() < 0.5:
         f = mutate_list
@@ -472,12 +555,12 @@ def main():
     seed = a.seed if a.seed is not None else int(time.time())
     rng = random.Random(seed)
     corpus = seeds()
-    words = syntax_words()
+    vocabulary = {"words": syntax_words(), "attrs": pass_attributes()}
     ops = op_names()
     forms_of = {op: op_forms(op, corpus) for op in ops}
     unseeded = [op for op in ops if not forms_of[op]]
     if unseeded:
-        print("fuzz_opt: no seed holds tile." + ", tile.".join(unseeded)
+        print("fuzz_opt: no seed holds " + ", ".join(unseeded)
               + ": give each a lit test", file=sys.stderr)
         return 1
     started = time.time()
@@ -493,35 +576,58 @@ def main():
         if unknown:
             ap.error(f"unknown modes {unknown}; there are {sorted(all_modes)}")
         counts = {m: 0 for m in modes}
+        variants = collections.Counter()  # "": seeds as they are
         op_counts = {op: 0 for op in ops}
         crashes, upstream = {}, {}
         turn = 0
 
+        generic_texts, staged_texts = {}, {}
+        alone = [m for m in all_modes if m not in chains]
+
         def case():
             nonlocal turn
+            # Half the cases go through to NVVM: one pass alone reaches no lowering.
+            chained = [m for m in modes if m in chains]
+            single = [m for m in modes if m not in chains]
+            mode = rng.choice(chained if chained and (not single or rng.random() < 0.5)
+                              else single)
+            pass_name, template, knobs = all_modes[mode]
+            pipeline = template.replace("@OPTIONS@", random_options(pass_name, knobs, rng))
+
+            def variant(name, text):
+                """(name, text) of the seed as the staging pipeline hands it to
+                the pass (half the cases of a pass alone), or in the generic
+                form (a quarter of the others); None: the seed as it is."""
+                if mode in alone and rng.random() < 0.5:
+                    # Staged by the pool, for the cases after this one.
+                    if text not in staged_texts:
+                        staged_texts[text] = pool.submit(staged_forms, str(opt), text, alone,
+                                                         workdir)
+                    elif staged_texts[text].done() and mode in staged_texts[text].result():
+                        return f"{name} (before {mode})", staged_texts[text].result()[mode]
+                if rng.random() < 0.25 and (g := generic_form(str(opt), text, generic_texts)):
+                    return f"{name} (generic)", g
+                return None
+
             op = None
             if rng.random() < 0.5:
                 op, turn = ops[turn % len(ops)], turn + 1
                 form = rng.choice(sorted(forms_of[op]))
                 name, seed_text, _ = rng.choice(forms_of[op][form])
                 use = op_use(op)
+                line_of = lambda l: use.search(l) and op_form(l) == form
+                if (v := variant(name, seed_text)) and use.search(v[1]):
+                    (name, seed_text), line_of = v, use.search
                 # Some mutations find nothing to change in the op's line.
                 for _ in range(8):
-                    text = mutate(seed_text, rng, corpus, words,
-                                  lambda l: use.search(l) and op_form(l) == form)
+                    text = mutate(seed_text, rng, corpus, vocabulary, line_of)
                     if text != seed_text:
                         break
             else:
                 name, text, _ = rng.choice(corpus)
+                name, text = variant(name, text) or (name, text)
             for _ in range(rng.choice([0, 0, 1]) if op else rng.choice([1, 1, 2, 3])):
-                text = mutate(text, rng, corpus, words)
-            # Half the cases go through to NVVM: one pass alone reaches no lowering.
-            chained = [m for m in modes if m in chains]
-            single = [m for m in modes if m not in chains]
-            mode = rng.choice(chained if chained and (not single or rng.random() < 0.5)
-                              else single)
-            pass_name, form, knobs = all_modes[mode]
-            pipeline = form.replace("@OPTIONS@", random_options(pass_name, knobs, rng))
+                text = mutate(text, rng, corpus, vocabulary)
             return name, op, mode, ["--pass-pipeline=" + pipeline], text
 
         deadline = started + a.seconds
@@ -537,6 +643,7 @@ def main():
             for fut in done:
                 name, op, mode, args, text = fut.meta
                 counts[mode] += 1
+                variants[name[name.find(" ("):] if name.endswith(")") else ""] += 1
                 if op:
                     op_counts[op] += 1
                 outcome, signature = fut.result()
@@ -556,6 +663,9 @@ def main():
     print(f"fuzz_opt: {sum(op_counts.values())} cases aimed at the {len(ops)} ops "
           f"({min(op_counts.values())} to {max(op_counts.values())} each): "
           + ", ".join(f"{op} {n}" for op, n in op_counts.items()))
+    staged = sum(n for v, n in variants.items() if v.startswith(" (before"))
+    print(f"fuzz_opt: {variants[''] } cases on seeds as they are, {staged} as the staging "
+          f"pipeline hands them to the pass, {variants[' (generic)']} in the generic form")
     for known, (n, _, _) in upstream.items():
         print(f"fuzz_opt: known upstream crash, not ours: {known} ({n} cases)")
     if a.out and (crashes or upstream):

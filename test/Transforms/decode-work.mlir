@@ -1,4 +1,4 @@
-// RUN: sparse-mla-opt %s --pass-pipeline='builtin.module(tile.kernel(tile-decode-work))' | FileCheck %s
+// RUN: sparse-mla-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(tile.kernel(tile-decode-work))' | FileCheck %s
 // Each tile.work_id becomes the decode of the grid the kernel declares, in
 // 32 bits: its dimension's block id, plus the window's start, divided by
 // the extents of the axes inside it and taken modulo its own (the outermost
@@ -46,5 +46,15 @@ tile.kernel @tiles(%keys: memref<?x?xi32>, %out: memref<?xindex>, %batch: index,
   %hb = tile.work_id "hb"
   memref.store %b, %out[%tile] : memref<?xindex>
   memref.store %slot, %out[%g] : memref<?xindex>
+  memref.store %hb, %out[%hb] : memref<?xindex>
+}
+
+// -----
+
+// An extent that names a shape parameter has its value only per variant.
+// expected-error @+1 {{has shape parameters; run tile-specialize first}}
+tile.kernel @generic(%out: memref<?xindex>, %h: index) warpgroups(1)
+    grid([hb : %h ceildiv {hp}]) variants([{hp = 32}]) {
+  %hb = tile.work_id "hb"
   memref.store %hb, %out[%hb] : memref<?xindex>
 }

@@ -76,6 +76,9 @@ struct TileDecodeWorkPass
 
   void runOnOperation() override {
     KernelOp kernel = getOperation();
+    // A grid extent may name a shape parameter (`{hp}`), bound per variant.
+    if (failed(requireSpecialized(kernel)))
+      return signalPassFailure();
     kernel.walk([&](WorkIdOp work) {
       OpBuilder b(work);
       Location loc = work.getLoc();
