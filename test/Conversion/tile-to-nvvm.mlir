@@ -216,6 +216,33 @@ tile.kernel @reduce_columns_in_thread(%in: memref<?x?xf32>, %out: memref<?xf32>)
   tile.store %r, %out[%c0] : !tile.reg<128xf32>, memref<?xf32>
 }
 
+// Along dim 0 of a #tile.mma tile (the 64 rows of a wgmma accumulator) a
+// column spans the 8 quads of each warp and the warpgroup's 4 warps: the
+// thread's two rows, a butterfly over lanes 4, 8 and 16, then each warp's
+// first quad writes its partials to scratch between two warpgroup barriers
+// and every thread combines the 4 warps' (the online softmax's column
+// maximum in the forward).
+// CHECK-LABEL: gpu.func @reduce_columns_across_warps
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32{{[_0-9]*}},
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32{{[_0-9]*}},
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{[_0-9]*}},
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK: scf.if
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-4: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK: arith.maximumf
+// CHECK-COUNT-4: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK: gpu.return
+tile.kernel @reduce_columns_across_warps(%in: memref<?x?xf32>, %out: memref<?xf32>) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %in[%c0, %c0] : memref<?x?xf32> -> !tile.reg<64x8xf32, #tile.mma>
+  %r = tile.reduce max %x along 0 : !tile.reg<64x8xf32, #tile.mma> -> !tile.reg<8xf32>
+  tile.store %r, %out[%c0] : !tile.reg<8xf32>, memref<?xf32>
+}
+
 // A view's rows are apart by its descriptor's stride, not its width: the
 // gather and the row store address rows by the stride of the metadata.
 // CHECK-LABEL: gpu.func @strided_rows

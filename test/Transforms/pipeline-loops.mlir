@@ -98,6 +98,40 @@ tile.kernel @fit_with_layouts(%kv: memref<?x576xbf16>, %idx: memref<?x?xi32>, %o
     tile.store %v, %out[%j, %c0] : !tile.reg<64x576xbf16>, memref<?x576xbf16>
   }
 }
+
+// The rows of the gather come from a tile.map whose body uses a value of the
+// loop body (as smla-lower-to-tile writes smla.key_rows): the prologue's and
+// the loop's clones of the map take their own clone of that value.
+// CHECK-LABEL: tile.kernel @map_captures
+// CHECK: %[[BASE0:.*]] = arith.index_cast %c0{{.*}} : index to i32
+// CHECK: tile.map
+// CHECK: arith.addi %{{.*}}, %[[BASE0]] : i32
+// CHECK: tile.gather_rows
+// CHECK: scf.for %[[J:.*]] = {{.*}} {
+// CHECK:   tile.barrier
+// CHECK:   %[[BASE:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK:   tile.map
+// CHECK:   arith.addi %{{.*}}, %[[BASE]] : i32
+// CHECK:   tile.gather_rows
+tile.kernel @map_captures(%kv: memref<?x64xbf16>, %idx: memref<?x?xi32>, %out: memref<?x64xbf16>, %n: index) warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m1 = arith.constant -1 : i32
+  %buf = tile.alloc : !tile.smem<64x64xbf16>
+  tile.pipelined_for %j = %c0 to %n step %c64 stages(2) {
+    %keys = tile.load %idx[%c0, %j] bounds [%n] pad %m1 : memref<?x?xi32>, i32 -> !tile.reg<64xi32>
+    %base = arith.index_cast %j : index to i32
+    %rows = tile.map %keys : !tile.reg<64xi32> -> !tile.reg<64xi32> {
+    ^bb0(%k: i32):
+      %r = arith.addi %k, %base : i32
+      tile.yield %r : i32
+    }
+    %t = tile.gather_rows %kv[%rows, %c0] into %buf : memref<?x64xbf16>, !tile.reg<64xi32>, !tile.smem<64x64xbf16>
+    tile.wait %t
+    %v = tile.read %buf : !tile.smem<64x64xbf16> -> !tile.reg<64x64xbf16>
+    tile.store %v, %out[%j, %c0] : !tile.reg<64x64xbf16>, memref<?x64xbf16>
+  }
+}
 // -----
 // The copies run ahead of the body: they cannot use what the body computes.
 tile.kernel @iter_dependent(%kv: memref<?x64xbf16>, %n: index) warpgroups(1) {

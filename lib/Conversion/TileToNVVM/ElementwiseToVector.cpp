@@ -3,7 +3,8 @@
 // A register tile is the vector of the elements one thread holds, so
 // elementwise math is the same op on vectors, broadcasts are shuffles that
 // pick the slice element of each row or column, and reductions combine a
-// thread's elements of a row and then butterfly across the lanes sharing it.
+// thread's elements of a row or column, butterfly across the lanes sharing
+// it, and combine the warps' partials through shared scratch.
 //
 //===----------------------------------------------------------------------===//
 #include "Utils.h"
@@ -173,6 +174,11 @@ struct BroadcastLowering : public OpConversionPattern<BroadcastOp> {
   }
 };
 
+/// In the thread, then across the lanes of the warp with shuffles, then,
+/// where the reduced dimension spans warps, each warp's partials through
+/// the warpgroup's scratch: the threads of the warp's first row or column
+/// write them, and every thread combines the warps' partials of its own
+/// elements.
 struct ReduceLowering : public OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -181,34 +187,70 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
     Location loc = op.getLoc();
     auto srcType = cast<RegTileType>(op.getSource().getType());
     auto resType = cast<RegTileType>(op.getType());
-    FailureOr<SmallVector<unsigned>> masks =
-        getReductionLaneMasks(srcType.getLayout(), op.getDim());
-    if (failed(masks))
+    FailureOr<Reduction> reduction = getReduction(srcType.getLayout(), op.getDim());
+    if (failed(reduction))
       return op.emitOpError("reduction across warps is not supported for ")
              << srcType.getLayout();
     ThreadElements src = *getThreadElements(srcType.getLayout(), srcType.getShape());
     ThreadElements res = *getThreadElements(resType.getLayout(), resType.getShape());
     unsigned keep = 1 - op.getDim();
-    auto combine = [&](Value a, Value b) -> Value {
+    auto combine = [&](OpBuilder &b, Value x, Value y) -> Value {
       if (op.getKind() == ReduceKind::add)
-        return arith::AddFOp::create(rewriter, loc, a, b);
-      return arith::MaximumFOp::create(rewriter, loc, a, b);
+        return arith::AddFOp::create(b, loc, x, y);
+      return arith::MaximumFOp::create(b, loc, x, y);
     };
     SmallVector<Value> partial(res.offsets.size());
     for (auto [i, off] : llvm::enumerate(src.offsets)) {
       Value e = vector::ExtractOp::create(rewriter, loc, adaptor.getSource(),
                                           static_cast<int64_t>(i));
       Value &acc = partial[slicePosition(res, off[keep])];
-      acc = acc ? combine(acc, e) : e;
+      acc = acc ? combine(rewriter, acc, e) : e;
     }
     Value width = i32Const(rewriter, loc, hopper::kWarpThreads);
     for (Value &acc : partial)
-      for (unsigned m : *masks) {
+      for (unsigned m : reduction->laneMasks) {
         auto shfl = gpu::ShuffleOp::create(rewriter, loc, acc,
                                            i32Const(rewriter, loc, m), width,
                                            gpu::ShuffleMode::XOR);
-        acc = combine(acc, shfl.getShuffleResult());
+        acc = combine(rewriter, acc, shfl.getShuffleResult());
       }
+    if (reduction->warps > 1) {
+      Type elt = resType.getElementType();
+      int64_t kept = resType.getShape()[0];
+      Value tid = threadInWarpgroup(rewriter, loc);
+      Value warp = arith::DivUIOp::create(rewriter, loc, tid, width);
+      Value lane = arith::RemUIOp::create(rewriter, loc, tid, width);
+      Value base = warpgroupScratch(rewriter, loc, cast<ScratchOpInterface>(*op));
+      Value first = threadBaseCoords(rewriter, loc, resType.getLayout(), 1)[0];
+      auto slot = [&](OpBuilder &b, Value w, int64_t i) {
+        Value at = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, w, i32Const(b, loc, kept)),
+            arith::AddIOp::create(b, loc, first, i32Const(b, loc, res.offsets[i][0])));
+        return LLVM::GEPOp::create(b, loc, base.getType(), elt, base, ValueRange{at});
+      };
+      // The writers: the lanes whose coordinate along the reduced dimension
+      // is the warp's first.
+      BaseTerm along = getBaseTerms(srcType.getLayout(), 2)[op.getDim()];
+      along.warpScale = 0;
+      Value inWarp = evalBaseTerm(rewriter, loc, lane, along);
+      Value writer = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, inWarp,
+                                           i32Const(rewriter, loc, 0));
+      // The scratch may still be read by an earlier reduction.
+      warpgroupBarrier(rewriter, loc);
+      ifThen(rewriter, loc, writer, [&](OpBuilder &b) {
+        for (auto [i, acc] : llvm::enumerate(partial))
+          LLVM::StoreOp::create(b, loc, acc, slot(b, warp, i));
+      });
+      warpgroupBarrier(rewriter, loc);
+      for (auto [i, acc] : llvm::enumerate(partial)) {
+        acc = Value();
+        for (int64_t w = 0; w < reduction->warps; ++w) {
+          Value x = LLVM::LoadOp::create(rewriter, loc, elt,
+                                         slot(rewriter, i32Const(rewriter, loc, w), i));
+          acc = acc ? combine(rewriter, acc, x) : x;
+        }
+      }
+    }
     auto vt = cast<VectorType>(getTypeConverter()->convertType(resType));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, partial);
     return success();

@@ -90,22 +90,25 @@ BaseTerm sparse_mla::tile::getReplicaTerm(SliceLayoutAttr slice) {
   return getBaseTerms(slice.getParent(), 2)[slice.getDim()];
 }
 
-FailureOr<SmallVector<unsigned>>
-sparse_mla::tile::getReductionLaneMasks(Attribute layout, unsigned dim) {
+FailureOr<Reduction> sparse_mla::tile::getReduction(Attribute layout, unsigned dim) {
   if (auto blocked = dyn_cast<BlockedLayoutAttr>(layout)) {
     // A row across every thread: each thread holds whole columns.
     if (dim == 0 && blocked.getLanes() == hopper::kWarpgroupThreads)
-      return SmallVector<unsigned>{};
+      return Reduction{};
     if (dim != 1 || blocked.getLanes() > hopper::kWarpThreads)
       return failure();
-    SmallVector<unsigned> masks;
+    Reduction r;
     for (unsigned m = 1; m < blocked.getLanes(); m <<= 1)
-      masks.push_back(m);
-    return masks;
+      r.laneMasks.push_back(m);
+    return r;
   }
-  if (isa<MmaLayoutAttr>(layout) && dim == 1)
-    return SmallVector<unsigned>{1, 2};
-  return failure();
+  if (!isa<MmaLayoutAttr>(layout))
+    return failure();
+  // A row: the 4 lanes of a quad. A column: the 8 quads of each warp, and
+  // the warpgroup's 4 warps (16 rows each).
+  if (dim == 1)
+    return Reduction{{1, 2}, 1};
+  return Reduction{{4, 8, 16}, hopper::kWarpgroupWarps};
 }
 
 BlockedLayoutAttr sparse_mla::tile::getCoalescedLayout(MLIRContext *ctx,

@@ -101,6 +101,19 @@ int64_t ScanOp::getScratchBytes() {
   return runs * hopper::kWarpgroupWarps * 4;
 }
 
+int64_t ReduceOp::getScratchBytes() {
+  auto type = cast<RegTileType>(getSource().getType());
+  FailureOr<Reduction> reduction = type.getLayout() ? getReduction(type.getLayout(), getDim())
+                                                    : FailureOr<Reduction>(failure());
+  if (failed(reduction) || reduction->warps == 1)
+    return 0;
+  // Each warp's partial of every result element.
+  int64_t kept = type.getShape()[1 - getDim()];
+  if (ShapedType::isDynamic(kept))
+    return 0;
+  return reduction->warps * kept * getElementBytes(type.getElementType());
+}
+
 Value sparse_mla::tile::keepRowsIf(OpBuilder &b, Location loc, Value rows, Value keep) {
   auto type = cast<RegTileType>(rows.getType());
   OpBuilder::InsertionGuard guard(b);

@@ -14,6 +14,7 @@
 #include "sparse-mla/Dialect/Tile/Transforms/SharedMemoryPlan.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace sparse_mla::tile {
@@ -27,6 +28,17 @@ using namespace sparse_mla::tile;
 namespace {
 
 static bool isCopy(Operation *op) { return isa<AsyncCopyOp, GatherRowsOp>(op); }
+
+/// What `op` reads: its operands and the values its regions (a tile.map's
+/// body) use from above, which a clone needs as much.
+static SmallVector<Value> inputsOf(Operation *op) {
+  SmallVector<Value> inputs(op->getOperands());
+  llvm::SetVector<Value> captured;
+  for (Region &r : op->getRegions())
+    getUsedValuesDefinedAbove(r, captured);
+  llvm::append_range(inputs, captured);
+  return inputs;
+}
 
 /// A ring of `stages` buffers of type `buffer` (its layout: the default).
 static SmemTileType ringType(SmemTileType buffer, int64_t stages) {
@@ -81,8 +93,7 @@ struct Pipeliner {
         return def->emitOpError("feeds a pipelined copy but has side effects");
       }
       needed.insert(def);
-      for (Value o : def->getOperands())
-        worklist.push_back(o);
+      llvm::append_range(worklist, inputsOf(def));
     }
     for (Operation &op : body.without_terminator())
       if (needed.contains(&op) || isCopy(&op)) {
@@ -114,7 +125,7 @@ struct Pipeliner {
       Operation *op = worklist.pop_back_val();
       if (!needed.insert(op))
         continue;
-      for (Value v : op->getOperands())
+      for (Value v : inputsOf(op))
         if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
           worklist.push_back(def);
     }

@@ -45,12 +45,19 @@ llvm::SmallVector<BaseTerm, 2> getBaseTerms(mlir::Attribute layout,
 /// the threads holding each element (the thread that stores it).
 BaseTerm getReplicaTerm(SliceLayoutAttr slice);
 
-/// Lane masks to butterfly over when reducing a 2-D tile along `dim`
-/// (after the in-thread reduction), or failure if the reduction crosses warps.
-/// Along dim 0 only a blocked layout with a row across all the warpgroup's
-/// lanes reduces (in the thread, with no masks).
-llvm::FailureOr<llvm::SmallVector<unsigned>>
-getReductionLaneMasks(mlir::Attribute layout, unsigned dim);
+/// How a 2-D tile reduces along a dimension: in the thread, then a
+/// butterfly over `laneMasks` in the warp, then, where the dimension spans
+/// `warps` > 1 warps of the warpgroup (a #tile.mma tile's rows), across
+/// them through shared scratch.
+struct Reduction {
+  llvm::SmallVector<unsigned> laneMasks;
+  int64_t warps = 1;
+};
+
+/// The reduction of a tile in `layout` along `dim`, or failure where the
+/// lowering has none (a blocked layout whose rows or columns span warps
+/// partially).
+llvm::FailureOr<Reduction> getReduction(mlir::Attribute layout, unsigned dim);
 
 /// The blocked layout for the widest accesses (up to 16 bytes) to a 2-D
 /// tile of `shape` with `elementBytes`-byte elements, at most `maxLanes`

@@ -343,10 +343,19 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>]> {
   let summary = "Reduces a 2-D tile along one dimension";
   let description = [{
-    `dim = 1` reduces each row (across the columns) to one value.
+    `dim = 1` reduces each row (across the columns) to one value, `dim = 0`
+    each column. The threads that share a row or column combine their parts
+    with shuffles and, where it spans warps (the 64 rows of a `#tile.mma`
+    tile), through shared scratch (`tile-allocate-shared` places it); so
+    every thread of the warpgroup must reach such a reduction.
+
+    ```mlir
+    %col_max = tile.reduce max %scores along 0 : !tile.reg<64x32xf32> -> !tile.reg<32xf32>
+    ```
   }];
   let arguments = (ins Tile_RegTile:$source, Tile_ReduceKindAttr:$kind,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$dim);
