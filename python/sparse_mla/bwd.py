@@ -12,7 +12,7 @@ import torch
 
 from . import _runtime, checks, plan
 from .checks import LOG2E
-from .ops import delta, postprocess, rows_view, stream_of
+from .ops import contiguous, delta, postprocess, rows_view, stream_of
 
 
 def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic=False,
@@ -29,14 +29,6 @@ def workspace_bytes(q, kv, o, do, indices, lse, *, attn_sink=None, deterministic
                    union_bytes=union_bytes)
     return plan.plan(problem, token_tile, deterministic, attn_sink is not None, union_bytes,
                      key_ranges=key_ranges).bytes
-
-
-def _contiguous(t):
-    """t, or a contiguous 16-byte-aligned copy of it, for the tensors the
-    kernels read by position (indices, lse, topk_length, attn_sink)."""
-    if t is None or (t.is_contiguous() and t.data_ptr() % 16 == 0):
-        return t
-    return t.clone(memory_format=torch.contiguous_format)   # new memory: aligned
 
 
 def _buffer(out, make, keep=False):
@@ -149,8 +141,8 @@ def sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,
                   keep=accumulate)
     options = dict(causal=int(is_causal), q_offset=q_offset, qk_scale=sm_scale * LOG2E,
                    lse_scale=1.0 if lse_base2 else LOG2E, sm_scale=sm_scale)
-    launched = _run(call, problem, q, kv, o, do, _contiguous(indices), _contiguous(lse),
-                    _contiguous(topk_length), _contiguous(attn_sink), call.carve(workspace),
+    launched = _run(call, problem, q, kv, o, do, contiguous(indices), contiguous(lse),
+                    contiguous(topk_length), contiguous(attn_sink), call.carve(workspace),
                     dq, d_sink, dkv, options, lse_base2, deterministic, accumulate,
                     count=stats is not None)
     if stats is not None:
@@ -266,36 +258,3 @@ def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, dq_out, dkv_ou
 
 
 bwd_op = torch.ops.sparse_mla.bwd
-
-
-class SparseMLA(torch.autograd.Function):
-    """Sparse MLA with this backward, for a forward that returns (o, lse):
-    ``o, lse = SparseMLA.apply(q, kv, indices, forward, sm_scale, is_causal,
-    lse_base2, topk_length, attn_sink, q_offset, deterministic)`` where
-    ``forward(q, kv, indices, sm_scale, is_causal, **extras)`` gives o
-    [.., S, H, D] bf16 and lse [.., S, H] float32 (base 2 unless lse_base2
-    is False, over the keys only); extras holds topk_length, attn_sink and
-    q_offset where they are given. attn_sink gets its gradient; lse is not
-    differentiable."""
-
-    @staticmethod
-    def forward(ctx, q, kv, indices, forward, sm_scale=None, is_causal=True, lse_base2=True,
-                topk_length=None, attn_sink=None, q_offset=0, deterministic=False):
-        checks.options(is_causal=is_causal, lse_base2=lse_base2, deterministic=deterministic)
-        sm_scale = q.shape[-1] ** -0.5 if sm_scale is None else float(sm_scale)
-        extras = {k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink,
-                                        q_offset=q_offset or None).items() if v is not None}
-        o, lse = forward(q, kv, indices, sm_scale, is_causal, **extras)
-        ctx.save_for_backward(q, kv, o, indices, lse, topk_length, attn_sink)
-        ctx.options = (sm_scale, is_causal, lse_base2, q_offset, deterministic)
-        ctx.mark_non_differentiable(lse)
-        return o, lse
-
-    @staticmethod
-    def backward(ctx, do, _dlse):
-        q, kv, o, indices, lse, topk_length, attn_sink = ctx.saved_tensors
-        sm_scale, is_causal, lse_base2, q_offset, deterministic = ctx.options
-        dq, dkv, d_sink = bwd_op(q, kv, o, do.contiguous(), indices, lse, sm_scale, is_causal,
-                                 lse_base2, topk_length, attn_sink, q_offset, deterministic)
-        return (dq, dkv, None, None, None, None, None, None,
-                d_sink if attn_sink is not None else None, None, None)

@@ -15,7 +15,7 @@ _F32_MAX = torch.finfo(torch.float32).max
 
 
 class Problem(NamedTuple):
-    """The sizes of a backward call, from ``shapes``."""
+    """The sizes of a call, from ``shapes`` or ``forward_shapes``."""
     b: int
     s: int
     h: int
@@ -60,49 +60,71 @@ def check_devices(**tensors):
                          + ", ".join(f"{n} on {d}" for n, d in devices.items()))
 
 
-def shapes(q, kv, o, do, indices, lse):
-    """The problem's sizes, after the arguments' types, ranks and shapes are
-    checked."""
+def _query(q):
+    """q's rank, after its type and rank are checked."""
     check_tensor("q", q, torch.bfloat16, contiguous=False)
-    batched = q.dim() == 4
     if q.dim() not in (3, 4):
         raise ValueError(f"q must be [B, S, H, D+D_tail] or [S, H, D+D_tail], "
                          f"got shape {tuple(q.shape)}")
-    n = q.dim()
+    return q.dim()
+
+
+def _attention(q, kv, indices, d_v, family):
+    """The sizes that q, kv and indices give (o's D is d_v), after their
+    types, ranks and shapes are checked: (lead, s, h, dqk, skv, g, topk)."""
+    n = _query(q)
     check_tensor("kv", kv, torch.bfloat16, ndim=n, contiguous=False)
-    check_tensor("o", o, torch.bfloat16, ndim=n, contiguous=False)
-    check_tensor("do", do, torch.bfloat16, ndim=n, contiguous=False)
     check_tensor("indices", indices, torch.int32, ndim=n, contiguous=False)
-    check_tensor("lse", lse, torch.float32, ndim=n - 1, contiguous=False)
-    lead = q.shape[:-3] if batched else ()
+    lead = q.shape[:-3] if n == 4 else ()
     s, h, dqk = q.shape[-3:]
     skv, g = kv.shape[-3], kv.shape[-2]
-    d_v = o.shape[-1]
     if kv.shape[:-3] != lead or kv.shape[-1] != dqk:
         raise ValueError(f"kv must have shape {(*lead, 'Skv', 'G', dqk)}, got {tuple(kv.shape)}")
     if g < 1 or h % g:
         raise ValueError(f"the heads of q ({h}) must split evenly over the kv groups ({g})")
-    if o.shape != (*lead, s, h, d_v):
-        raise ValueError(f"o must have shape {(*lead, s, h, 'D')}, got {tuple(o.shape)}")
-    if do.shape != o.shape:
-        raise ValueError(f"do must have the shape of o {tuple(o.shape)}, got {tuple(do.shape)}")
-    if (d_v, dqk - d_v) not in plan.supported_dims():
-        raise ValueError(f"(D, D_tail) = ({d_v}, {dqk - d_v}) from o and q is not compiled; "
-                         f"supported: {plan.supported_dims()}")
+    if (d_v, dqk - d_v) not in plan.supported_dims(family):
+        raise ValueError(f"(D, D_tail) = ({d_v}, {dqk - d_v}) is not compiled; "
+                         f"supported: {plan.supported_dims(family)}")
     if indices.shape[:-1] != (*lead, s, g) or indices.shape[-1] < 1:
         raise ValueError(f"indices must have shape {(*lead, s, g, 'topk')} with topk >= 1, "
                          f"got {tuple(indices.shape)}")
     topk = indices.shape[-1]
     if topk > plan.MAX_TOPK:
         raise ValueError(f"topk = {topk} exceeds {plan.MAX_TOPK}")
-    if lse.shape != (*lead, s, h):
-        raise ValueError(f"lse must have shape {(*lead, s, h)}, got {tuple(lse.shape)}")
-    b = lead[0] if batched else 1
+    b = lead[0] if lead else 1
     if b * skv * g >= 2**31:
         raise ValueError(f"B * Skv * G = {b * skv * g} kv rows exceed the int32 row index")
     if b * s * h >= 2**31:
         raise ValueError(f"B * S * H = {b * s * h} (token, head) rows exceed the int32 row index")
-    return Problem(b, s, h, dqk, skv, g, d_v, topk, batched)
+    return lead, s, h, dqk, skv, g, topk
+
+
+def shapes(q, kv, o, do, indices, lse):
+    """The sizes of a backward call, after the arguments' types, ranks and
+    shapes are checked."""
+    n = _query(q)
+    check_tensor("o", o, torch.bfloat16, ndim=n, contiguous=False)
+    check_tensor("do", do, torch.bfloat16, ndim=n, contiguous=False)
+    check_tensor("lse", lse, torch.float32, ndim=n - 1, contiguous=False)
+    lead = q.shape[:-3] if n == 4 else ()
+    if o.dim() != n or o.shape[:-1] != q.shape[:-1]:
+        raise ValueError(f"o must have shape {(*lead, *q.shape[-3:-1], 'D')}, "
+                         f"got {tuple(o.shape)}")
+    if do.shape != o.shape:
+        raise ValueError(f"do must have the shape of o {tuple(o.shape)}, got {tuple(do.shape)}")
+    lead, s, h, dqk, skv, g, topk = _attention(q, kv, indices, o.shape[-1], "bwd")
+    if lse.shape != (*lead, s, h):
+        raise ValueError(f"lse must have shape {(*lead, s, h)}, got {tuple(lse.shape)}")
+    return Problem(lead[0] if lead else 1, s, h, dqk, skv, g, o.shape[-1], topk, bool(lead))
+
+
+def forward_shapes(q, kv, indices, d_v):
+    """The sizes of a forward call, after the arguments' types, ranks and
+    shapes are checked; o's D is d_v (an int)."""
+    if isinstance(d_v, bool) or not isinstance(d_v, int):
+        raise TypeError(f"d_v must be an int, got {type(d_v).__name__}")
+    lead, s, h, dqk, skv, g, topk = _attention(q, kv, indices, d_v, "fwd")
+    return Problem(lead[0] if lead else 1, s, h, dqk, skv, g, d_v, topk, bool(lead))
 
 
 def extras(problem, topk_length, attn_sink, q_offset):

@@ -29,6 +29,14 @@ def rows_view(t, copy=True):
     return t.contiguous().view(rows, d)
 
 
+def contiguous(t):
+    """t, or a contiguous 16-byte-aligned copy of it, for the tensors the
+    kernels read by position (indices, lse, topk_length, attn_sink)."""
+    if t is None or (t.is_contiguous() and t.data_ptr() % 16 == 0):
+        return t
+    return t.clone(memory_format=torch.contiguous_format)   # new memory: aligned
+
+
 def stream_of(device):
     """The current CUDA stream of `device`, as the runtime takes it."""
     return torch.cuda.current_stream(device).cuda_stream

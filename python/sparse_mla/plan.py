@@ -1,9 +1,11 @@
-"""What a backward call launches, from the shapes alone: the compiled
-variants it picks (columns per CTA, union builders), the token tiles (from
-a cost model of the union's blocks), the key ranges, the workspace's
-pieces, and the launches it hands out (``Plan``), every buffer shape and
-grid as the kernels' manifests state them, so that ``workspace_bytes`` and
-the call agree."""
+"""What a forward or backward call launches, from the shapes alone: the
+compiled variants it picks (columns per CTA, union builders), the token
+tiles (from a cost model of the union's blocks), the key ranges, the
+workspace's pieces, and the launches it hands out (``Plan``), every buffer
+shape and grid as the kernels' manifests state them, so that
+``workspace_bytes`` and the call agree. The forward
+(kernels/sparse_mla_fwd.mlir) and the backward take the same token tiles and
+union buffers."""
 import functools
 import math
 
@@ -41,20 +43,25 @@ _KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
 
 
-def variants():
-    """The compiled backward kernels: (D, D_tail, columns per CTA,
-    deterministic) -> kernel name, from the shape parameters in the
-    manifests (tile-specialize)."""
-    return _variants(_runtime.kernels_dir())
+# The main kernels: the backward's and the forward's, by their name's prefix.
+FAMILIES = {"bwd": "backward", "fwd": "forward"}
+
+
+def variants(family="bwd"):
+    """The compiled main kernels of a family ("bwd" or "fwd"): (D, D_tail,
+    columns per CTA, deterministic) -> kernel name, from the shape
+    parameters in the manifests (tile-specialize). The forward is
+    deterministic in every variant: it has no `det` parameter."""
+    return _variants(_runtime.kernels_dir(), family)
 
 
 @functools.lru_cache(maxsize=None)
-def _variants(directory):
+def _variants(directory, family):
     found = {}
     for name, kernel in _runtime.load_manifest(directory).items():
         p = kernel.get("params", {})
-        if name.startswith("sparse_mla_bwd_") and {"hw", "hp", "d", "dqk", "det"} <= p.keys():
-            found[(p["d"], p["dqk"] - p["d"], p["hp"], bool(p["det"]))] = name
+        if name.startswith(f"sparse_mla_{family}_") and {"hw", "hp", "d", "dqk"} <= p.keys():
+            found[(p["d"], p["dqk"] - p["d"], p["hp"], bool(p.get("det", 0)))] = name
     return found
 
 
@@ -79,22 +86,22 @@ def constant(name):
     return bwd["params"][name]
 
 
-def supported_dims():
-    """The (D, D_tail) pairs with a compiled backward."""
-    return sorted({(d, t) for d, t, _, _ in variants()}, reverse=True)
+def supported_dims(family="bwd"):
+    """The (D, D_tail) pairs with a compiled kernel of the family."""
+    return sorted({(d, t) for d, t, _, _ in variants(family)}, reverse=True)
 
 
-def select_variant(columns, d_v, d_tail, deterministic=False):
+def select_variant(columns, d_v, d_tail, deterministic=False, family="bwd"):
     """(kernel name, columns per CTA) for `columns` (token, head) columns of
     a tile: the smallest variant that holds them all (padding is masked),
     else the largest (the heads are then split into blocks of it)."""
-    found = variants()
-    sizes = sorted(n for d, t, n, det in found
-                   if (d, t) == (d_v, d_tail) and det == bool(deterministic))
+    found = variants(family)
+    det = bool(deterministic) and family == "bwd"
+    sizes = sorted(n for d, t, n, dt in found if (d, t) == (d_v, d_tail) and dt == det)
     if not sizes:
-        raise _runtime.KernelError(f"no compiled backward for D={d_v}, D_tail={d_tail}")
+        raise _runtime.KernelError(f"no compiled {FAMILIES[family]} for D={d_v}, D_tail={d_tail}")
     per_cta = next((n for n in sizes if n >= columns), sizes[-1])
-    return found[(d_v, d_tail, per_cta, bool(deterministic))], per_cta
+    return found[(d_v, d_tail, per_cta, det)], per_cta
 
 
 def select_union(kv_len, slots):
@@ -186,17 +193,22 @@ class Plan:
     and every grid as the kernels' manifests state them. With token tiles,
     the union buffers hold the tiles of one launch: as many as
     `union_bytes` allows or, given a workspace of `fit` bytes, as many as
-    fit in it."""
+    fit in it. `family`: the backward ("bwd": Delta, the sink's kernels,
+    the dKV workspace, key ranges) or the forward ("fwd": the unions only)."""
 
     def __init__(self, shape, token_tile, deterministic, sink, union_bytes=UNION_BYTES,
-                 fit=None, key_ranges=None):
+                 fit=None, key_ranges=None, family="bwd"):
         b, s, h, dqk, skv, g, d_v, topk, _ = shape
+        bwd = family == "bwd"
+        self.family = family
         self.tokens, self.g = b * s, g
         heads = h // g
         self.t = tile_tokens(heads, s, skv, topk, token_tile)
         self.width = self.t * topk
-        # Key ranges need the union's keys in order: per token too.
-        self.range_keys = key_range_keys(skv, dqk, key_ranges, self.t > 1, deterministic)
+        # Key ranges need the union's keys in order: per token too. The
+        # forward writes no dKV: it has none.
+        self.range_keys = key_range_keys(skv, dqk, key_ranges, self.t > 1,
+                                         deterministic) if bwd else 0
         if self.range_keys and select_union(skv, self.width) is None:
             if key_ranges is not None:
                 raise ValueError(f"key_ranges: no union builder for Skv = {skv} and "
@@ -204,36 +216,31 @@ class Plan:
             self.range_keys = 0
         self.unions = self.t > 1 or self.range_keys > 0
         self.union = select_union(skv, self.width) if self.unions else None
-        self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic)
+        self.name, self.per_cta = select_variant(self.t * heads, d_v, dqk - d_v, deterministic,
+                                                 family)
         self.tiles = b * -(-s // self.t)
         kernels = _runtime.load_manifest()
-        self._bwd = kernels[self.name]
+        self._main = kernels[self.name]
         self._union = kernels[self.union or next(iter(union_variants().values()))]
         self._sink = kernels["sparse_mla_sink"]
-        # The scalars of the backward's launches, but the window's.
+        # The scalars of the main kernel's launches, but the window's.
         self.scalars = dict(batch=b, seq_len=s, kv_len=skv, groups=g, heads_per_group=heads,
-                            tile_tokens=self.t, range_keys=self.range_keys)
-        grid = _runtime.grid_of(self._bwd, self.launch_args(0, self.tiles))
+                            tile_tokens=self.t)
+        if bwd:
+            self.scalars["range_keys"] = self.range_keys
+        grid = _runtime.grid_of(self._main, self.launch_args(0, self.tiles))
         if any(n > most for n, most in zip(grid, _runtime.GRID_LIMITS)):
-            raise ValueError(f"the backward's grid {grid} exceeds the device's "
+            raise ValueError(f"the {FAMILIES[family]}'s grid {grid} exceeds the device's "
                              f"{list(_runtime.GRID_LIMITS)[:len(grid)]}")
-        # A build of the backward that counts the blocks each CTA computes
+        # A build that counts the blocks each CTA computes
         # (sparse-mla-bench-to-ptx count-op; the GPU tests').
-        self.counting = any(a["name"] == "op_counts" for a in self._bwd["args"])
-        self.chunks = -(-self.tokens // SINK_CHUNK) if sink else 0
+        self.counting = any(a["name"] == "op_counts" for a in self._main["args"])
+        self.chunks = -(-self.tokens // SINK_CHUNK) if sink and bwd else 0
         # (name, dtype, shape) of each piece of the workspace but the unions.
         rows = dict(self.launch_args(0, 0), lse=(self.tokens, h), chunk=SINK_CHUNK)
-        self.fixed = [("delta", torch.float32, _runtime.extents_of(self._bwd, "delta", rows))]
-        if sink:
-            self.fixed += [("lse", torch.float32, _runtime.extents_of(self._sink, "lse_out", rows)),
-                           ("partial", torch.float32,
-                            _runtime.extents_of(self._sink, "partial", rows))]
-        self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
-                           _runtime.extents_of(self._bwd, "dkv_fixed" if deterministic else "dkv",
-                                               rows)))
-        if deterministic:   # rows that an addition which did not convert reached
-            self.fixed.append(("lost", torch.int32,
-                               _runtime.extents_of(self._bwd, "dkv_lost", rows)))
+        self.fixed = []
+        if bwd:
+            self._fixed(rows, sink, deterministic)
         self.per_launch, self.launch_count = self.tiles, 1
         if self.unions:
             per_tile = sum(_numel(sh) * dt.itemsize for name, dt, sh in self._unions(1)
@@ -254,13 +261,29 @@ class Plan:
             self.layout.append((name, dtype, shape, strides, at // dtype.itemsize))
             at += _round_up(_numel(shape) * dtype.itemsize)
 
+    def _fixed(self, rows, sink, deterministic):
+        """The backward's pieces of the workspace but the unions: Delta, the
+        sink's lse and partial sums, the dKV accumulator (and its flags)."""
+        self.fixed.append(("delta", torch.float32,
+                           _runtime.extents_of(self._main, "delta", rows)))
+        if sink:
+            self.fixed += [("lse", torch.float32, _runtime.extents_of(self._sink, "lse_out", rows)),
+                           ("partial", torch.float32,
+                            _runtime.extents_of(self._sink, "partial", rows))]
+        self.fixed.append(("ws", torch.int64 if deterministic else torch.float32,
+                           _runtime.extents_of(self._main, "dkv_fixed" if deterministic else "dkv",
+                                               rows)))
+        if deterministic:   # rows that an addition which did not convert reached
+            self.fixed.append(("lost", torch.int32,
+                               _runtime.extents_of(self._main, "dkv_lost", rows)))
+
     def launch_args(self, first, n):
-        """The backward's scalars for the launch of tiles [first, first + n)."""
+        """The main kernel's scalars for the launch of tiles [first, first + n)."""
         return dict(self.scalars, first_tile=first, tiles=n)
 
     def counts_shape(self, n):
         """The counts of blocks of a counting build's launch of n tiles."""
-        return _runtime.extents_of(self._bwd, "op_counts", self.launch_args(0, n))
+        return _runtime.extents_of(self._main, "op_counts", self.launch_args(0, n))
 
     def launches(self, scratch, indices, lengths):
         """The launches of a call, in order, from the carved workspace
@@ -275,16 +298,18 @@ class Plan:
             n = self.tiles * (i + 1) // self.launch_count - first
             views = {name: scratch[name][:shape[0]] for name, _, shape in self._unions(n)}
             main = self.launch_args(first, n)
+            if self.family == "bwd":   # the key ranges' clock (none: off)
+                main["clock"] = views.get("clock")
             if not self.unions:
                 yield None, dict(main, keys=indices.view(tokens * g, topk), bits=None,
-                                 counts=lengths, clock=None)
+                                 counts=lengths)
                 continue
             union = {k: main[k] for k in ("batch", "seq_len", "kv_len", "tile_tokens",
                                           "first_tile", "tiles")}
             union.update(indices=indices, lengths=lengths, keys=views["keys"],
                          bits=views["bits"], counts=views["counts"])
             yield union, dict(main, keys=views["keys"], bits=views["bits"],
-                              counts=views["counts"].view(n, g), clock=views.get("clock"))
+                              counts=views["counts"].view(n, g))
 
     def _unions(self, n):
         """The union builder's outputs for n tiles and, with key ranges, the
@@ -295,7 +320,7 @@ class Plan:
         pieces = [(name, torch.int32, _runtime.extents_of(self._union, name, args))
                   for name in ("keys", "bits", "counts")]
         if self.range_keys:
-            pieces.append(("clock", torch.int32, _runtime.extents_of(self._bwd, "clock", args)))
+            pieces.append(("clock", torch.int32, _runtime.extents_of(self._main, "clock", args)))
         return pieces
 
     def _bytes(self, n):
@@ -315,12 +340,12 @@ class Plan:
 
 
 def plan(problem, token_tile=None, deterministic=False, sink=False, union_bytes=UNION_BYTES,
-         fit=None, key_ranges=None):
+         fit=None, key_ranges=None, family="bwd"):
     """The Plan of a call on ``problem`` (checks.shapes) with these
     options, kept per kernel build (a call plans in microseconds, not the
     tenth of a millisecond that counts at S = 2K)."""
     return _plan(_runtime.kernels_dir(), problem, token_tile, deterministic, sink, union_bytes,
-                 fit, key_ranges)
+                 fit, key_ranges, family)
 
 
 @functools.lru_cache(maxsize=256)

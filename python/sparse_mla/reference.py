@@ -53,7 +53,8 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
     """Returns (o in q's dtype, lse float32 [.., S, H]); lse is base 2 (as
     TileLang's forward returns it) unless lse_base2 is False, and over the
     keys only (with a sink [H], P = exp(s - logaddexp(lse, sink))). Rows
-    without a valid key get o = 0 and lse = -inf."""
+    without a valid key get o = 0 and lse = +inf (as cuDNN's and FlashMLA's
+    forwards: P = exp(s - lse) is 0 for them in any backward)."""
     batched = q.dim() == 4
     if not batched:
         q, kv, indices = _batched(q, kv, indices)
@@ -80,6 +81,7 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
             o[b, s0:s0 + c] = torch.einsum("cghk,cgkd->cghd", p, k[..., :d_v]).reshape(
                 c, h, d_v).to(q.dtype)
             m = m.view(c, h)
+            m = torch.where(m == float("-inf"), torch.full_like(m, float("inf")), m)
             lse[b, s0:s0 + c] = (m / LN2 if lse_base2 else m).float()
     if not batched:
         o, lse = o[0], lse[0]

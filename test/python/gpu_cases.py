@@ -20,9 +20,10 @@ def poison_allocator(nbytes):
     torch.cuda.synchronize()
 
 
-def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
-              batched=True, lse_base2=True, sm_scale=None, seed=0, indices=None,
-              token_tile=None, topk_length=None, attn_sink=None, q_offset=0):
+def make_inputs(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True, seed=0,
+                indices=None):
+    """Fresh random q, kv and (causal or uniform) indices, and the generator
+    that drew them."""
     gen = torch.Generator(device="cuda").manual_seed(seed)
     skv = s if skv is None else skv
     dqk = d_v + d_tail
@@ -34,6 +35,13 @@ def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
         else:
             indices = torch.randint(0, skv, (b, s, g, topk), device="cuda", generator=gen,
                                     dtype=torch.int32)
+    return q, kv, indices, gen
+
+
+def make_case(s, h, topk, b=1, g=1, skv=None, d_v=512, d_tail=64, causal=True,
+              batched=True, lse_base2=True, sm_scale=None, seed=0, indices=None,
+              token_tile=None, topk_length=None, attn_sink=None, q_offset=0):
+    q, kv, indices, gen = make_inputs(s, h, topk, b, g, skv, d_v, d_tail, causal, seed, indices)
     extras = {k: v for k, v in dict(topk_length=topk_length, attn_sink=attn_sink).items()
               if v is not None}
     if q_offset:

@@ -365,8 +365,8 @@ def test_workspace_bytes_follow_the_options():
             == 4096 + 256 * 576 * 4 + 2 * 64 * 64 * 4 + 256 + 64 * 4 * 4)
 
 
-def recorded_launches(monkeypatch, *args, **kwargs):
-    """sparse_mla_bwd on CPU tensors with a C runtime that records each
+def recorded_launches(monkeypatch, *args, call=None, **kwargs):
+    """sparse_mla_bwd (or `call`) on CPU tensors with a C runtime that records each
     launch: [(kernel, grid, {argument: descriptor or scalar})], a memref's
     descriptor as (pointer, sizes, strides), decoded from the parameter
     buffer the driver would read."""
@@ -396,7 +396,8 @@ def recorded_launches(monkeypatch, *args, **kwargs):
     monkeypatch.setattr(sparse_mla.checks, "check_devices", lambda **_: None)
     monkeypatch.setattr(sparse_mla.bwd, "stream_of", lambda device: 0)
     monkeypatch.setattr(sparse_mla.ops, "stream_of", lambda device: 0)
-    sparse_mla.sparse_mla_bwd(*args, **kwargs)
+    monkeypatch.setattr(sparse_mla.fwd, "stream_of", lambda device: 0)
+    (call or sparse_mla.sparse_mla_bwd)(*args, **kwargs)
     return launches
 
 
@@ -590,7 +591,7 @@ def test_results_are_computed_in_place_or_delivered_by_copy():
 
 
 def test_tensors_read_by_position_are_made_contiguous_and_aligned():
-    from sparse_mla.bwd import _contiguous
+    from sparse_mla.ops import contiguous as _contiguous
     t = torch.arange(20, dtype=torch.int32)
     assert _contiguous(t) is t
     for bad in (t[1:17], t[::2]):             # misaligned, strided
@@ -685,3 +686,86 @@ def test_every_kernel_refuses_a_wrong_sized_tensor_before_any_launch(monkeypatch
             for d, e in enumerate(a["extents"]) if e == "?"}
     assert anys == {("keys", 1), ("counts", 1)}
     assert checked > 100
+
+
+def fwd_args(b=1, s=4, h=16, g=1, skv=8, topk=5, d_tail=64):
+    return [bf16(b, s, h, 512 + d_tail), bf16(b, skv, g, 512 + d_tail),
+            torch.zeros(b, s, g, topk, dtype=torch.int32)]
+
+
+@pytest.mark.parametrize("pos,bad,exc,match", [
+    (0, lambda t: t.float(), TypeError, "q must be torch.bfloat16"),
+    (0, lambda t: t[0, 0], ValueError, "q must be"),
+    (1, lambda t: t.half(), TypeError, "kv must be torch.bfloat16"),
+    (1, lambda t: t[..., :512].contiguous(), ValueError, "kv must have shape"),
+    (1, lambda t: t[0], ValueError, "kv must have 4 dimensions"),
+    (2, lambda t: t.long(), TypeError, "indices must be torch.int32"),
+    (2, lambda t: t[..., :0], ValueError, "topk >= 1"),
+    (2, lambda t: t[:, :3], ValueError, "indices must have shape"),
+])
+def test_sparse_mla_fwd_rejects_bad_arguments(pos, bad, exc, match):
+    args = fwd_args()
+    args[pos] = bad(args[pos])
+    with pytest.raises(exc, match=match):
+        sparse_mla.sparse_mla_fwd(*args)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(d_v=256), ValueError, r"\(D, D_tail\) = \(256, 320\) is not compiled"),
+    (dict(d_v=512.0), TypeError, "d_v must be an int"),
+    (dict(sm_scale=float("inf")), ValueError, "sm_scale must be finite"),
+    (dict(is_causal=1), TypeError, "is_causal must be a bool"),
+    (dict(lse_base2=None), TypeError, "lse_base2 must be a bool"),
+    (dict(token_tile=0), ValueError, "token_tile must be a positive int"),
+    (dict(token_tile=16), ValueError, "token_tile = 16"),
+    (dict(stats=1), TypeError, "stats must be a dict"),
+    (dict(topk_length=torch.zeros(1, 3, dtype=torch.int32)), ValueError,
+     "topk_length must have shape"),
+    (dict(attn_sink=torch.zeros(15)), ValueError, r"attn_sink must have shape \(16,\)"),
+    (dict(q_offset=-2**31), ValueError, "q_offset = -2147483648"),
+    (dict(o_out=torch.zeros(1, 4, 16, 512)), TypeError, "o_out must be a torch.Tensor of "
+     "torch.bfloat16"),
+    (dict(o_out=bf16(1, 4, 16, 576)), ValueError, "o_out must have shape"),
+    (dict(lse_out=torch.zeros(1, 4, 16, dtype=torch.float64)), TypeError, "lse_out must be"),
+    (dict(lse_out=torch.zeros(4, 16)), ValueError, "lse_out must have shape"),
+    (dict(lse_out=torch.zeros(1, 16, 4).transpose(1, 2)), ValueError,
+     "lse_out must be contiguous"),
+])
+def test_sparse_mla_fwd_checks_its_options_before_launch(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        sparse_mla.sparse_mla_fwd(*fwd_args(), **kw)
+
+
+def test_sparse_mla_checks_its_own_options():
+    with pytest.raises(TypeError, match="return_lse must be a bool"):
+        sparse_mla.sparse_mla(*fwd_args(), return_lse=1)
+    with pytest.raises(TypeError, match="deterministic must be a bool"):
+        sparse_mla.sparse_mla(*fwd_args(), deterministic="yes")
+
+
+def test_the_forward_launches_the_union_builder_and_its_own_kernel(monkeypatch):
+    # Token tiles: the union builder, then the forward over its slots; its
+    # o and lse are the call's rows, and the sink (none) an empty descriptor.
+    args = fwd_args(s=8, h=16, skv=64, topk=8)
+    stats = {}
+    launches = recorded_launches(monkeypatch, *args, call=sparse_mla.sparse_mla_fwd,
+                                 stats=stats, token_tile=4)
+    assert [n for n, _, _ in launches][0].startswith("sparse_mla_union_")
+    name, grid, main = launches[1]
+    assert name == "sparse_mla_fwd_d512_dqk576_hp64_hw32" and stats["tile_tokens"] == 4
+    assert grid == (2, 1, 1)                       # 8 tokens in tiles of 4, one head block
+    assert main["sink"] == (0, (0,), (0,)) and main["bits"][1] == main["keys"][1]
+    assert main["o"][1:] == ((8 * 16, 512), (512, 1)) and main["lse"][1] == (8, 16)
+    assert main["lse_scale"] == 1.0 and stats["launches"] == 1
+    assert "range_keys" not in main and "clock" not in main
+    # Per token with a sink and a natural lse: no union, no bits or counts;
+    # one CTA of 64 columns per token at 64 heads.
+    args = fwd_args(s=8, h=64, skv=64, topk=8)
+    sink = torch.zeros(64)
+    launches = recorded_launches(monkeypatch, *args, call=sparse_mla.sparse_mla_fwd,
+                                 token_tile=1, attn_sink=sink, lse_base2=False)
+    [(name, grid, main)] = launches
+    assert name == "sparse_mla_fwd_d512_dqk576_hp64_hw32" and grid == (8, 1, 1)
+    assert main["bits"] == ABSENT and main["counts"] == ABSENT
+    assert main["sink"][0] == sink.data_ptr() and main["keys"][1] == (8, 8)
+    assert abs(main["lse_scale"] - 0.6931471805599453) < 1e-7
