@@ -5,7 +5,7 @@
 #   tools/gpu.sh test [pytest options]   install the wheel; the Python tests, GPU tests
 #                                        included, from outside the repository
 #   tools/gpu.sh check [bench options]   test, then compute-sanitizer memcheck, racecheck
-#                                        and synccheck on test/gpu/sanitize_bwd.py and the
+#                                        and synccheck on test/gpu/sanitize_{bwd,fwd}.py and the
 #                                        probes, and a short benchmark; names what failed
 #   tools/gpu.sh bench [bench options]   python3 -m sparse_mla.bench next to cuDNN-frontend
 #                                        SM90 (its wheels unpacked into /tmp/peers-site by
@@ -46,10 +46,12 @@ check() {
   local failed=() tool
   timeout 500 bash "$0" test -q || failed+=("pytest")
   for tool in memcheck racecheck synccheck; do
-    (cd /tmp && timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
-      python3 "$root/test/gpu/sanitize_bwd.py") > "$out/sanitizer-$tool.log" 2>&1 \
-      || failed+=("compute-sanitizer $tool")
-    tail -3 "$out/sanitizer-$tool.log"
+    for pass in bwd fwd; do
+      (cd /tmp && timeout 200 compute-sanitizer --tool $tool --error-exitcode 3 \
+        python3 "$root/test/gpu/sanitize_$pass.py") > "$out/sanitizer-$tool-$pass.log" 2>&1 \
+        || failed+=("compute-sanitizer $tool ($pass)")
+      tail -3 "$out/sanitizer-$tool-$pass.log"
+    done
     # The probes: mbarrier hand-overs between warpgroups and between the CTAs of
     # a cluster; layout conversions through shared scratch.
     (cd /tmp && SPARSE_MLA_TEST_KERNELS="$root/dist/test_kernels" SPARSE_MLA_USE_INSTALLED=1 \

@@ -1,6 +1,6 @@
 """The benchmark of DESIGN.md section 6, side by side:
 
-    python3 -m sparse_mla.bench [--shapes 4096x16,4096x64,4096:131072x16]
+    python3 -m sparse_mla.bench [--shapes 4096x16,4096x64,4096:131072x16] [--pass bwd]
                                 [--patterns random,correlated] [--out DIR] [--reference]
 
 B=1, G=1, D=512, D_tail=64 (--d-tail), S=Skv (SxH) or S queries at the tail of Skv keys
@@ -11,6 +11,9 @@ topk=2048, o and lse from a real (fp32) forward, in one process on the same inpu
   sparse_mla_det  deterministic=True: dKV in 64-bit fixed point (with --deterministic)
   cudnn_fe_sm90   NVIDIA cuDNN-frontend's SM90 DSA backward, when importable
   reference       the float32 PyTorch reference (with --reference)
+`--pass fwd` times the forward instead (sparse_mla, sparse_mla_t1, reference;
+FLOPs 2 S H topk (Dqk + D)), `--pass step` a training step (ours: the forward,
+then the backward on its o and lse).
 CUDA events, a second of GEMMs before the first shape (the first shapes'
 medians ran up to 30% above their minimum without it, the peers' too), 3
 warm-up calls, the median of --reps with the L2 flushed before each. Index
@@ -43,8 +46,17 @@ from . import _runtime
 D, D_TAIL = 512, 64
 
 
-def flops(s, h, topk, d_tail=D_TAIL):
-    return 2 * s * h * topk * (3 * (D + d_tail) + 2 * D)
+# What a run times: the backward (the default), the forward, or a training
+# step (forward then backward).
+PASSES = ("bwd", "fwd", "step")
+
+
+def flops(s, h, topk, d_tail=D_TAIL, pass_="bwd"):
+    """The FLOPs peers report: the backward's 2 S H topk (3 Dqk + 2 D), the
+    forward's 2 S H topk (Dqk + D), or both."""
+    fwd = 2 * s * h * topk * ((D + d_tail) + D)
+    bwd = 2 * s * h * topk * (3 * (D + d_tail) + 2 * D)
+    return {"bwd": bwd, "fwd": fwd, "step": fwd + bwd}[pass_]
 
 
 def correlated_indices(s, topk, generator, device="cuda", q_offset=0):
@@ -91,11 +103,33 @@ def make_inputs(s, h, topk, pattern, seed=1, d_tail=D_TAIL, skv=None):
     return q, kv, o, do, idx, lse
 
 
-def peers(with_reference, deterministic=False):
+def peers(with_reference, deterministic=False, pass_="bwd"):
     """name -> fn(q, kv, o, do, idx, lse, **ours): ours are the options of
-    this package's calls (q_offset, stats)."""
+    this package's calls (q_offset, stats). The forward's take q, kv and
+    idx; a training step's also do (ours: sparse_mla_fwd, then
+    sparse_mla_bwd on its o and lse)."""
     import sparse_mla
-    from .reference import sparse_mla_bwd_reference
+    from .reference import sparse_mla_bwd_reference, sparse_mla_fwd_reference
+    if pass_ == "fwd":
+        found = {
+            "sparse_mla": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_fwd(
+                q, kv, idx, lse_base2=False, **ours),
+            "sparse_mla_t1": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_fwd(
+                q, kv, idx, lse_base2=False, token_tile=1, **ours),
+        }
+        if with_reference:
+            found["reference"] = lambda q, kv, o, do, idx, lse, q_offset=0, **_: (
+                sparse_mla_fwd_reference(q, kv, idx, lse_base2=False, dtype=torch.float32,
+                                         q_offset=q_offset))
+        return found
+    if pass_ == "step":
+        def step(q, kv, o, do, idx, lse, token_tile=None, stats=None, **ours):
+            o, lse = sparse_mla.sparse_mla_fwd(q, kv, idx, lse_base2=False,
+                                               token_tile=token_tile, **ours)
+            return sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse, lse_base2=False,
+                                             token_tile=token_tile, stats=stats,
+                                             deterministic=deterministic, **ours)
+        return {"sparse_mla": step}
     found = {
         "sparse_mla": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_bwd(
             q, kv, o, do, idx, lse, lse_base2=False, **ours),
@@ -152,10 +186,11 @@ def warm_up(seconds=1.0):
         torch.cuda.synchronize()
 
 
-def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, deterministic=False):
+def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, deterministic=False,
+            pass_="bwd"):
     import sparse_mla
     rows = []
-    kernels = peers(with_reference, deterministic)
+    kernels = peers(with_reference, deterministic, pass_)
     print("device", torch.cuda.get_device_name(), "kernels", list(kernels), flush=True)
     warm_up()
     for pattern in patterns:
@@ -166,18 +201,19 @@ def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, determi
                 if name == "sparse_mla_t1" and tiles == 1:
                     continue  # the same call as sparse_mla
                 row = dict(kind="time", peer=name, S=s, Skv=skv, H=h, topk=topk,
-                           pattern=pattern, d_tail=d_tail)
+                           pattern=pattern, d_tail=d_tail, **{"pass": pass_})
                 stats = {}
                 ours = dict(q_offset=skv - s) if name == "reference" else \
                     dict(q_offset=skv - s, stats=stats)
                 t0 = time.time()
                 try:
                     med, low = time_it(fn, args, 3 if name == "reference" else reps, **ours)
-                    row.update(ms=med, ms_min=low, tflops=flops(s, h, topk, d_tail) / med / 1e9,
+                    row.update(ms=med, ms_min=low,
+                               tflops=flops(s, h, topk, d_tail, pass_) / med / 1e9,
                                wall_s=round(time.time() - t0, 1))
                     if name.startswith("sparse_mla"):
                         row["tile_tokens"] = stats["tile_tokens"]
-                        row["range_keys"] = stats["range_keys"]
+                        row["range_keys"] = stats.get("range_keys", 0)
                     if name == "sparse_mla_det":
                         row["deterministic"] = True
                 except Exception as e:  # a failing kernel is a row, not the end of the run
@@ -194,52 +230,81 @@ def source(run):
     return run.get("version") or f"commit {run.get('commit', 'unknown')}"
 
 
+_TITLES = {"bwd": "backward", "fwd": "forward", "step": "training step (forward + backward)"}
+
+
 def table(run):
-    """The markdown of a run: per pattern, ours against the others."""
+    """The markdown of a run: per pass and pattern, ours against the others."""
     topk = run.get("topk") or run["rows"][0]["topk"]
     d_tail = run.get("d_tail", D_TAIL)
-    out = [f"# Sparse-MLA backward, {run['device']}, {run['date']}, {source(run)}\n",
+    out = [f"# Sparse MLA, {run['device']}, {run['date']}, {source(run)}\n",
            f"`{run['command']}` (DESIGN.md section 6, topk {topk}, D_tail {d_tail}; medians in ms; "
            "`T` is the token tile sparse_mla chose; `per token` is token_tile=1, timed "
            "where T > 1; ratios are within this run).\n"]
-    timed = [r for r in run["rows"] if "ms" in r]
-    for pattern in dict.fromkeys(r["pattern"] for r in timed):
-        rows = {}
-        for r in timed:
-            if r["pattern"] == pattern:
-                rows.setdefault((r["S"], r.get("Skv", r["S"]), r["H"]), {})[r["peer"]] = r
-        out += [f"## Pattern `{pattern}`\n",
-                "| S | Skv | H | T | key range | ours ms | TFLOP/s | per token ms | cuDNN ms "
-                "| x cuDNN | x per token | deterministic ms | its cost | det. x cuDNN |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (s, skv, h), by in sorted(rows.items()):
-            ours = by.get("sparse_mla")
-            if not ours:
-                continue
-            t1 = by.get("sparse_mla_t1", {}).get("ms")
-            cd = by.get("cudnn_fe_sm90", {}).get("ms")
-            det = by.get("sparse_mla_det", {}).get("ms")
-            out.append("| " + " | ".join(map(str, [
-                s, skv, h, ours.get("tile_tokens", "-"), ours.get("range_keys") or "-",
-                f"{ours['ms']:.2f}", f"{ours['tflops']:.0f}",
-                f"{t1:.2f}" if t1 else "-", f"{cd:.2f}" if cd else "-",
-                f"{cd / ours['ms']:.2f}" if cd else "-",
-                f"{t1 / ours['ms']:.2f}" if t1 else "-",
-                f"{det:.2f}" if det else "-", f"{det / ours['ms'] - 1:+.0%}" if det else "-",
-                f"{cd / det:.2f}" if det and cd else "-"])) + " |")
-        out.append("")
+    for pass_ in PASSES:
+        timed = [r for r in run["rows"] if "ms" in r and r.get("pass", "bwd") == pass_]
+        for pattern in dict.fromkeys(r["pattern"] for r in timed):
+            rows = {}
+            for r in timed:
+                if r["pattern"] == pattern:
+                    rows.setdefault((r["S"], r.get("Skv", r["S"]), r["H"]), {})[r["peer"]] = r
+            out.append(f"## The {_TITLES[pass_]}, pattern `{pattern}`\n")
+            out += _backward_rows(rows) if pass_ == "bwd" else _rows(rows)
+            out.append("")
     return "\n".join(out)
 
 
-def plot(run, path):
-    """TFLOP/s against S, a panel per H; False without matplotlib."""
+def _rows(rows):
+    """A forward's or a training step's rows: ours, per token."""
+    out = ["| S | Skv | H | T | ours ms | TFLOP/s | per token ms | x per token |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (s, skv, h), by in sorted(rows.items()):
+        ours = by.get("sparse_mla")
+        if ours:
+            t1 = by.get("sparse_mla_t1", {}).get("ms")
+            out.append("| " + " | ".join(map(str, [
+                s, skv, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}",
+                f"{ours['tflops']:.0f}", f"{t1:.2f}" if t1 else "-",
+                f"{t1 / ours['ms']:.2f}" if t1 else "-"])) + " |")
+    return out
+
+
+def _backward_rows(rows):
+    """The backward's rows: ours, per token, cuDNN-frontend, deterministic."""
+    out = ["| S | Skv | H | T | key range | ours ms | TFLOP/s | per token ms | cuDNN ms "
+           "| x cuDNN | x per token | deterministic ms | its cost | det. x cuDNN |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (s, skv, h), by in sorted(rows.items()):
+        ours = by.get("sparse_mla")
+        if not ours:
+            continue
+        t1 = by.get("sparse_mla_t1", {}).get("ms")
+        cd = by.get("cudnn_fe_sm90", {}).get("ms")
+        det = by.get("sparse_mla_det", {}).get("ms")
+        out.append("| " + " | ".join(map(str, [
+            s, skv, h, ours.get("tile_tokens", "-"), ours.get("range_keys") or "-",
+            f"{ours['ms']:.2f}", f"{ours['tflops']:.0f}",
+            f"{t1:.2f}" if t1 else "-", f"{cd:.2f}" if cd else "-",
+            f"{cd / ours['ms']:.2f}" if cd else "-",
+            f"{t1 / ours['ms']:.2f}" if t1 else "-",
+            f"{det:.2f}" if det else "-", f"{det / ours['ms'] - 1:+.0%}" if det else "-",
+            f"{cd / det:.2f}" if det and cd else "-"])) + " |")
+    return out
+
+
+def plot(run, path, pass_="bwd"):
+    """TFLOP/s of one pass against S, a panel per H; False without
+    matplotlib or rows."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    timed = [r for r in run["rows"] if "ms" in r and r["peer"] != "reference"]
+    timed = [r for r in run["rows"] if "ms" in r and r["peer"] != "reference"
+             and r.get("pass", "bwd") == pass_]
+    if not timed:
+        return False
     heads = sorted({r["H"] for r in timed})
     fig, axes = plt.subplots(1, len(heads), figsize=(3.6 * len(heads), 3.6), squeeze=False)
     colors = {"sparse_mla": "C0", "sparse_mla_t1": "C2", "cudnn_fe_sm90": "C3",
@@ -269,7 +334,7 @@ def plot(run, path):
             legend.setdefault(name, handle)
     fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=3, fontsize=8,
                frameon=False)
-    fig.suptitle(f"Sparse-MLA backward, {run['device']}, {run['date']}, {source(run)}",
+    fig.suptitle(f"Sparse-MLA {_TITLES[pass_]}, {run['device']}, {run['date']}, {source(run)}",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.savefig(path, dpi=110)
@@ -280,9 +345,11 @@ def write(run, out):
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(run, indent=1) + "\n")
     (out / "bench.md").write_text(table(run))
-    drew = plot(run, out / "bench.png")
-    print(f"wrote {out}/bench.json, bench.md" + (", bench.png" if drew else
-                                                 " (no matplotlib: no plot)"))
+    # A plot per pass: bench.png (the backward), bench-fwd.png, bench-step.png.
+    drew = [name for p in PASSES
+            if plot(run, out / (name := "bench.png" if p == "bwd" else f"bench-{p}.png"), p)]
+    print(f"wrote {out}/bench.json, bench.md" + (", " + ", ".join(drew) if drew else
+                                                 " (no plot: no matplotlib or no rows)"))
 
 
 def parse_shape(text):
@@ -310,7 +377,10 @@ def main(argv=None):
                     help="columns of q and kv past D (the rope part): 64, or 0")
     ap.add_argument("--reference", action="store_true", help="also time the PyTorch reference")
     ap.add_argument("--deterministic", action="store_true",
-                    help="also time deterministic=True (sparse_mla_det)")
+                    help="also time deterministic=True (sparse_mla_det); a training step: "
+                         "its backward deterministic")
+    ap.add_argument("--pass", dest="pass_", default="bwd", choices=PASSES,
+                    help="the backward (default), the forward or a training step")
     ap.add_argument("--out", default=".", help="folder for bench.json, bench.md, bench.png")
     ap.add_argument("--render", nargs="+", metavar="RUN.json",
                     help="no timing: the table and plot of earlier runs (merged)")
@@ -331,7 +401,8 @@ def main(argv=None):
     patterns = a.patterns.split(",")
     if not set(patterns) <= {"random", "correlated"}:
         ap.error(f"--patterns must be random and/or correlated, got {a.patterns!r}")
-    rows = measure(shapes, patterns, a.topk, a.reps, a.reference, a.d_tail, a.deterministic)
+    rows = measure(shapes, patterns, a.topk, a.reps, a.reference, a.d_tail, a.deterministic,
+                   a.pass_)
     run = dict(date=datetime.date.today().isoformat(), version=sparse_mla.__version__,
                device=torch.cuda.get_device_name(), topk=a.topk, d_tail=a.d_tail,
                command="python3 -m sparse_mla.bench " + " ".join(argv or sys.argv[1:]),

@@ -40,7 +40,7 @@ def test_table_gives_ratios_within_the_run():
     # Rows without Skv are earlier runs' (S = Skv).
     assert ("| 4096 | 4096 | 16 | 4 | - | 2.00 | 369 | 8.00 | 6.00 | 3.00 | 4.00 | 2.50 | +25% "
             "| 2.40 |") in md
-    assert "## Pattern `correlated`" in md
+    assert "## The backward, pattern `correlated`" in md
     assert "| 4096 | 4096 | 64 | 1 | - | 9.00 | 328 | - | - | - | - |" in md
 
 
@@ -69,3 +69,17 @@ def test_flops_and_table_follow_the_rope_tail():
     assert bench.flops(4096, 64, 2048, d_tail=0) < bench.flops(4096, 64, 2048)
     assert "D_tail 0;" in bench.table(dict(run([row("sparse_mla", 4096, 64, 9.0)]), d_tail=0))
     assert "D_tail 64;" in bench.table(run([row("sparse_mla", 4096, 64, 9.0)]))
+
+
+def test_forward_and_training_step_rows_get_their_own_tables_and_flops():
+    assert bench.flops(4096, 64, 2048, pass_="fwd") == 2 * 4096 * 64 * 2048 * (576 + 512)
+    assert bench.flops(4096, 64, 2048, pass_="step") == (bench.flops(4096, 64, 2048)
+                                                          + bench.flops(4096, 64, 2048,
+                                                                        pass_="fwd"))
+    fwd = dict(row("sparse_mla", 4096, 16, 0.5, tile_tokens=4), tflops=300.0, **{"pass": "fwd"})
+    t1 = dict(row("sparse_mla_t1", 4096, 16, 1.5, tile_tokens=1), **{"pass": "fwd"})
+    md = bench.table(run([row("sparse_mla", 4096, 16, 2.0, tile_tokens=4), fwd, t1]))
+    assert "## The backward, pattern `random`" in md
+    assert "## The forward, pattern `random`" in md
+    assert "| 4096 | 4096 | 16 | 4 | 0.50 | 300 | 1.50 | 3.00 |" in md
+    assert "training step" not in md
