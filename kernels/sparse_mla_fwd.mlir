@@ -229,7 +229,10 @@ tile.kernel @sparse_mla_fwd(
         %r = arith.addf %scaled, %pv : f32
         tile.yield %r : f32
       }
+      // P^T in shared memory for the GEMM: every thread's part written (and
+      // fenced for wgmma's async proxy) before it reads.
       tile.write %p_t, %p_w : !scores, !probs_wg
+      tile.barrier
       %alpha_o = tile.broadcast %alpha along 0 : !col_vec -> !o_acc
       %o_scaled = tile.map %o_run, %alpha_o : !o_acc, !o_acc -> !o_acc {
       ^bb0(%ov: f32, %al: f32):
