@@ -236,24 +236,35 @@ def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, topk_length=No
     return torch.empty_like(q), torch.empty_like(kv), q.new_empty(n, dtype=torch.float32)
 
 
-@torch.library.custom_op("sparse_mla::bwd_into", mutates_args=("dq_out", "dkv_out", "workspace"))
+@torch.library.custom_op("sparse_mla::bwd_into",
+                         mutates_args=("dq_out", "dkv_out", "workspace", "d_sink_out"))
 def _bwd_into_op(q: torch.Tensor, kv: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
                  indices: torch.Tensor, lse: torch.Tensor, sm_scale: float, is_causal: bool,
                  lse_base2: bool, dq_out: torch.Tensor, dkv_out: torch.Tensor,
                  workspace: torch.Tensor, accumulate: bool = False,
                  topk_length: Optional[torch.Tensor] = None, attn_sink: Optional[torch.Tensor] = None,
-                 q_offset: int = 0, deterministic: bool = False) -> torch.Tensor:
+                 q_offset: int = 0, deterministic: bool = False,
+                 d_sink_out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    # The schema's required tensors: the dispatcher lets None through.
+    for name, t in (("dq_out", dq_out), ("dkv_out", dkv_out), ("workspace", workspace)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"bwd_into: {name} must be a torch.Tensor, got {type(t).__name__}")
     out = sparse_mla_bwd(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2,
                          topk_length=topk_length, attn_sink=attn_sink, q_offset=q_offset,
                          deterministic=deterministic, dq_out=dq_out, dkv_out=dkv_out,
-                         accumulate=accumulate, workspace=workspace)
-    return out[2] if attn_sink is not None else q.new_empty(0, dtype=torch.float32)
+                         accumulate=accumulate, workspace=workspace, d_sink_out=d_sink_out)
+    # d_sink, or nothing where d_sink_out holds it (an op may not return its
+    # input, and an empty tensor allocates nothing).
+    if attn_sink is None or d_sink_out is not None:
+        return q.new_empty(0, dtype=torch.float32)
+    return out[2]
 
 
 @_bwd_into_op.register_fake
 def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, dq_out, dkv_out, workspace,
-      accumulate=False, topk_length=None, attn_sink=None, q_offset=0, deterministic=False):
-    n = q.shape[-2] if attn_sink is not None else 0
+      accumulate=False, topk_length=None, attn_sink=None, q_offset=0, deterministic=False,
+      d_sink_out=None):
+    n = q.shape[-2] if attn_sink is not None and d_sink_out is None else 0
     return q.new_empty(n, dtype=torch.float32)
 
 

@@ -769,3 +769,96 @@ def test_the_forward_launches_the_union_builder_and_its_own_kernel(monkeypatch):
     assert main["bits"] == ABSENT and main["counts"] == ABSENT
     assert main["sink"][0] == sink.data_ptr() and main["keys"][1] == (8, 8)
     assert abs(main["lse_scale"] - 0.6931471805599453) < 1e-7
+
+
+def cudnn_args(t=6, h=16, t_kv=40, topk=8, d=576):
+    """cuDNN-frontend's flat MQA tensors (q [T, H, D], kv [T_kv, D], ...)."""
+    return [bf16(t, h, d), bf16(t_kv, d), bf16(t, h, 512), bf16(t, h, 512), torch.zeros(t, h),
+            torch.zeros(h), torch.zeros(t, topk, dtype=torch.int32)]
+
+
+def test_tuple_dict_unpacks_like_cudnns():
+    from sparse_mla.cudnn import TupleDict
+    r = TupleDict(dq=1, dkv=2, d_sink=3)
+    dq, dkv, d_sink = r
+    assert (dq, dkv, d_sink) == (1, 2, 3) and r[1] == 2 and r["d_sink"] == 3
+    with pytest.raises(IndexError):
+        r[3]
+
+
+def test_cudnn_call_maps_onto_the_backward(monkeypatch):
+    # Index-only masking (not causal), a natural lse, the sink's kernels, G = 1 views of
+    # kv and the indices, cuDNN's defaults; the result a dict with dkv in kv's layout.
+    from sparse_mla import cudnn
+    args = cudnn_args()
+    result = {}
+
+    def call(*a, **kw):
+        result.update(cudnn.sparse_attention_backward_wrapper(*a, **kw))
+    launches = recorded_launches(monkeypatch, *args, call=call, topk_length=torch.zeros(6,
+                                 dtype=torch.int32))
+    names = [n.split("_")[2] for n, _, _ in launches]
+    assert names[:3] == ["preprocess", "sink", "sink"] and "bwd" in names
+    main = next(a for n, _, a in launches if n.startswith("sparse_mla_bwd_"))
+    assert main["causal"] == 0 and abs(main["lse_scale"] - 1.4426950408889634) < 1e-6
+    assert abs(main["qk_scale"] - 576 ** -0.5 * 1.4426950408889634) < 1e-6
+    assert list(result) == ["dq", "dkv", "d_sink"]
+    assert result["dq"].shape == (6, 16, 576) and result["dkv"].shape == (40, 576)
+    assert result["dkv"].dtype == torch.bfloat16 and result["d_sink"].shape == (16,)
+
+
+@pytest.mark.parametrize("pos, bad, exc, match", [
+    (0, lambda t: t.half(), TypeError, "compiled for bfloat16"),
+    (0, lambda t: t[0], ValueError, r"q must be 3-D \(total_S_q, H, D\)"),
+    (1, lambda t: t.unsqueeze(1), ValueError, r"kv must have shape \(total_S_kv, 576\)"),
+    (5, lambda t: t[:3], ValueError, r"attn_sink must have shape \(16,\)"),
+    (6, lambda t: t[:2], ValueError, r"topk_idxs must have shape \(6, topk_max\)"),
+    (4, lambda t: t[:, :3], ValueError, "lse must have shape"),
+])
+def test_cudnn_call_rejects_what_cudnn_rejects(pos, bad, exc, match):
+    from sparse_mla import cudnn
+    args = cudnn_args()
+    args[pos] = bad(args[pos])
+    with pytest.raises(exc, match=match):
+        cudnn.sparse_attention_backward_wrapper(*args)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(topk_length=torch.zeros(6, 1, dtype=torch.int32)), ValueError,
+     r"topk_length must have shape \(6,\)"),
+    (dict(block_tile=0), ValueError, "block_tile must be a positive int"),
+    (dict(q_cluster_mode="pairs"), ValueError, "q_cluster_mode must be 'off' or 'adaptive_pair'"),
+    (dict(deterministic=1), TypeError, "deterministic must be a bool"),
+    (dict(dkv=torch.zeros(40, 576, dtype=torch.float16)), TypeError, "dkv must be a torch.Tensor"),
+    (dict(workspace=torch.zeros(8, dtype=torch.uint8)), ValueError, "workspace must hold"),
+])
+def test_cudnn_call_checks_its_options(kw, exc, match):
+    from sparse_mla import cudnn
+    with pytest.raises(exc, match=match):
+        cudnn.sparse_attention_backward_wrapper(*cudnn_args(), **kw)
+
+
+def test_cudnn_plan_object_sizes_its_workspace_and_wants_its_outputs():
+    from sparse_mla import cudnn
+    args = cudnn_args()
+    plan = cudnn.SparseAttentionBackward(*args, deterministic=True)
+    assert plan.check_support() and plan.compile() is None
+    ours = sparse_mla.workspace_bytes(args[0], args[1].unsqueeze(1), args[2], args[3],
+                                      args[6].unsqueeze(1), args[4], attn_sink=args[5],
+                                      deterministic=True)
+    assert plan.scratch_workspace_bytes() == ours
+    with pytest.raises(ValueError, match="dq must be preallocated"):
+        plan.execute(*args, None, torch.empty(40, 576), d_sink=torch.empty(16))
+    with pytest.raises(ValueError, match="q_cluster_mode"):
+        cudnn.SparseAttentionBackward(*args, q_cluster_mode="on").check_support()
+
+
+def test_bwd_into_refuses_missing_required_tensors():
+    args = bwd_args()
+    q, kv = args[0], args[1]
+    for missing in ("dq_out", "dkv_out", "workspace"):
+        tensors = dict(dq_out=torch.empty_like(q), dkv_out=torch.empty(kv.shape),
+                       workspace=torch.empty(64, dtype=torch.uint8))
+        tensors[missing] = None
+        with pytest.raises(TypeError, match=f"bwd_into: {missing} must be a torch.Tensor"):
+            sparse_mla.bwd._bwd_into_op(*args, 0.1, True, True, **tensors)
