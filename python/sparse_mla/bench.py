@@ -11,9 +11,12 @@ topk=2048, o and lse from a real (fp32) forward, in one process on the same inpu
   sparse_mla_det  deterministic=True: dKV in 64-bit fixed point (with --deterministic)
   cudnn_fe_sm90   NVIDIA cuDNN-frontend's SM90 DSA backward, when importable
   reference       the float32 PyTorch reference (with --reference)
-`--pass fwd` times the forward instead (sparse_mla, sparse_mla_t1, reference;
-FLOPs 2 S H topk (Dqk + D)), `--pass step` a training step (ours: the forward,
-then the backward on its o and lse).
+`--pass fwd` times the forward instead (sparse_mla, sparse_mla_t1, reference,
+and FlashMLA's SM90 sparse prefill where SPARSE_MLA_FLASHMLA_LIB names the
+library bench/peers/build_flashmla.sh builds; FLOPs 2 S H topk (Dqk + D)); a
+forward is timed only once its o agrees with float64 on the last 128 queries
+(cosine >= 0.9999, the row's "cos"). `--pass step` times a training step
+(ours: the forward, then the backward on its o and lse).
 CUDA events, a second of GEMMs before the first shape (the first shapes'
 medians ran up to 30% above their minimum without it, the peers' too), 3
 warm-up calls, the median of --reps with the L2 flushed before each. Index
@@ -34,6 +37,7 @@ between kernels mean something only within one run.
 import argparse
 import datetime
 import json
+import os
 import statistics
 import sys
 import time
@@ -117,6 +121,9 @@ def peers(with_reference, deterministic=False, pass_="bwd"):
             "sparse_mla_t1": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_fwd(
                 q, kv, idx, lse_base2=False, token_tile=1, **ours),
         }
+        library = os.environ.get("SPARSE_MLA_FLASHMLA_LIB")
+        if library:
+            found["flashmla_sm90"] = flashmla(library)
         if with_reference:
             found["reference"] = lambda q, kv, o, do, idx, lse, q_offset=0, **_: (
                 sparse_mla_fwd_reference(q, kv, idx, lse_base2=False, dtype=torch.float32,
@@ -157,6 +164,57 @@ def peers(with_reference, deterministic=False, pass_="bwd"):
             sparse_mla_bwd_reference(q, kv, o, do, idx, lse, lse_base2=False,
                                      dtype=torch.float32, q_offset=q_offset))
     return found
+
+
+def flashmla(library):
+    """FlashMLA's SM90 sparse prefill (bench/peers/build_flashmla.sh builds
+    the library) as fn(q, kv, o, do, idx, lse, **ours) -> (o, lse): heads
+    padded to a multiple of 64 and topk to one of 128 (with -1) as its
+    users do, once per input (not timed); its masking is the indices."""
+    import ctypes
+    lib = ctypes.CDLL(library)
+    lib.flashmla_sm90_sparse_prefill.restype = ctypes.c_int
+    padded = {}
+
+    def run(q, kv, o, do, idx, lse, **_):
+        key = (q.data_ptr(), idx.data_ptr())
+        if key not in padded:
+            s, h, d = q.shape
+            hp, kp = -(-h // 64) * 64, -(-idx.shape[-1] // 128) * 128
+            qp = torch.zeros(s, hp, d, dtype=q.dtype, device=q.device)
+            qp[:, :h] = q
+            ip = torch.full((s, kp), -1, dtype=torch.int32, device=q.device)
+            ip[:, :idx.shape[-1]] = idx.view(s, -1)
+            padded.clear()
+            padded[key] = (qp, ip, torch.empty(s, hp, D, dtype=q.dtype, device=q.device),
+                           torch.empty(s, hp, device=q.device), torch.empty(s, hp, device=q.device))
+        qp, ip, out, max_logits, lse_out = padded[key]
+        s, hp, d = qp.shape
+        error = ctypes.create_string_buffer(512)
+        p = ctypes.c_void_p
+        status = lib.flashmla_sm90_sparse_prefill(
+            s, kv.shape[0], hp, d, ip.shape[1], ctypes.c_float(d ** -0.5),
+            p(qp.data_ptr()), hp * d, d, p(kv.data_ptr()), d, p(ip.data_ptr()), ip.shape[1],
+            None, None, p(out.data_ptr()), p(max_logits.data_ptr()), p(lse_out.data_ptr()),
+            torch.cuda.get_device_properties(q.device).multi_processor_count,
+            p(torch.cuda.current_stream(q.device).cuda_stream), error, len(error))
+        if status:
+            raise RuntimeError(f"flashmla_sm90: {error.value.decode()}")
+        return out[:, :q.shape[1]], lse_out[:, :q.shape[1]]
+    return run
+
+
+def agreement(fn, args, skv, tokens=128):
+    """The cosine between a forward's o and the float64 reference's on the
+    last `tokens` queries (a peer's timings count once they agree)."""
+    from .reference import sparse_mla_fwd_reference
+    q, kv, _, _, idx, _ = args
+    s = q.shape[0]
+    o, _ = fn(*args, q_offset=skv - s)
+    first = max(0, s - tokens)
+    want, _ = sparse_mla_fwd_reference(q[first:], kv, idx[first:], q_offset=skv - s + first)
+    a, b = o[first:].double().flatten(), want.double().flatten()
+    return float(torch.nn.functional.cosine_similarity(a, b, dim=0))
 
 
 def time_it(fn, args, reps, **kwargs):
@@ -207,6 +265,10 @@ def measure(shapes, patterns, topk, reps, with_reference, d_tail=D_TAIL, determi
                     dict(q_offset=skv - s, stats=stats)
                 t0 = time.time()
                 try:
+                    if pass_ == "fwd" and name != "reference":
+                        row["cos"] = agreement(fn, args, skv)
+                        if not row["cos"] >= 0.9999:
+                            raise RuntimeError(f"o disagrees with float64: cosine {row['cos']}")
                     med, low = time_it(fn, args, 3 if name == "reference" else reps, **ours)
                     row.update(ms=med, ms_min=low,
                                tflops=flops(s, h, topk, d_tail, pass_) / med / 1e9,
