@@ -58,6 +58,7 @@ static void build(OpPassManager &pm, const Options &options,
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayoutsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAllocateSharedPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileMaterializeWaitsPass());
+  pm.addNestedPass<tile::KernelOp>(tile::createTileCheckSharedHazardsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileGroupGemmsPass());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignBarrierIdsPass());
   pm.addPass(tile::createTileRecordManifestPass());

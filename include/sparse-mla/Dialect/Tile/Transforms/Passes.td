@@ -318,6 +318,23 @@ def TileMaterializeWaitsPass : Pass<"tile-materialize-waits", "::sparse_mla::til
   }];
 }
 
+def TileCheckSharedHazardsPass : Pass<"tile-check-shared-hazards", "::sparse_mla::tile::KernelOp"> {
+  let summary = "Refuses a GEMM that reads shared memory threads wrote with no barrier since";
+  let description = [{
+    Threads' stores into a shared tile (`tile.write`, `tile.scatter`: ops
+    that write a shared tile by their declared effects, but copies whose
+    token a `tile.wait` synchronizes and stores to another CTA) reach the
+    tensor cores only after a `tile.barrier` (which also fences them for
+    wgmma's async proxy). A `tile.gemm` that reads such a tile, or another
+    slice of its allocation, with no barrier or `tile.wait` in between is an
+    error: on the GPU it would read stale data. Runs on the final tile IR
+    (after the passes that insert the channels' and waits' barriers);
+    nested regions inherit the writes before them, and what a region leaves
+    unsynchronized on any path counts after it; writes carried around a
+    loop are not followed.
+  }];
+}
+
 def TileGroupGemmsPass : Pass<"tile-group-gemms", "::sparse_mla::tile::KernelOp"> {
   let summary = "Marks GEMMs that share one wgmma group";
   let description = [{
