@@ -103,3 +103,24 @@ def assert_allocates_nothing(fn):
     fn()
     torch.cuda.synchronize()
     assert torch.cuda.max_memory_allocated() == before
+
+
+def assert_graph_replays(call, outputs):
+    """Runs `call` once on a side stream (loading the kernels: no capture
+    may), captures it in a CUDA graph, poisons `outputs` with NaN and
+    replays: they must come back bit for bit."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        call()
+    torch.cuda.current_stream().wait_stream(side)
+    want = [t.clone() for t in outputs]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    for t in outputs:
+        t.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    for got, exp in zip(outputs, want):
+        assert torch.equal(got, exp)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import sparse_mla
-from gpu_cases import check, make_inputs, poison_allocator
+from gpu_cases import assert_graph_replays, check, make_inputs, poison_allocator
 from sparse_mla.reference import LN2, sparse_mla_fwd_reference
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -217,17 +217,5 @@ def test_cuda_graph_replays_the_forward():
     q, kv, idx, *_ = _op_args()
     o = torch.empty(1, 64, 16, 512, dtype=torch.bfloat16, device="cuda")
     lse = torch.empty(1, 64, 16, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        sparse_mla.sparse_mla_fwd(q, kv, idx, o_out=o, lse_out=lse)   # loads the kernels
-    torch.cuda.current_stream().wait_stream(side)
-    want = [o.clone(), lse.clone()]
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        sparse_mla.sparse_mla_fwd(q, kv, idx, o_out=o, lse_out=lse)
-    o.fill_(float("nan"))
-    lse.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(o, want[0]) and torch.equal(lse, want[1])
+    assert_graph_replays(lambda: sparse_mla.sparse_mla_fwd(q, kv, idx, o_out=o, lse_out=lse),
+                         (o, lse))

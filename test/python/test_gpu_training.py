@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import sparse_mla
-from gpu_cases import assert_allocates_nothing, check, make_case, reference, run_and_check
+from gpu_cases import (assert_allocates_nothing, assert_graph_replays, check, make_case,
+                       reference, run_and_check)
 from sparse_mla.reference import causal_indices
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -392,18 +393,4 @@ def test_cuda_graph_replays_the_call():
                      dtype=torch.uint8, device="cuda")
     call = dict(sm_scale=extra[0], topk_length=extra[3], attn_sink=sink, q_offset=3,
                 deterministic=True, dq_out=dq, dkv_out=dkv, d_sink_out=d_sink, workspace=ws)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        sparse_mla.sparse_mla_bwd(*args, **call)          # loads the kernels
-    torch.cuda.current_stream().wait_stream(side)
-    want = [t.clone() for t in (dq, dkv, d_sink)]
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        sparse_mla.sparse_mla_bwd(*args, **call)
-    for t in (dq, dkv, d_sink):
-        t.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    for got, exp in zip((dq, dkv, d_sink), want):
-        assert torch.equal(got, exp)
+    assert_graph_replays(lambda: sparse_mla.sparse_mla_bwd(*args, **call), (dq, dkv, d_sink))
