@@ -31,8 +31,9 @@
 !v_block = !tile.smem<64x{d}xbf16>        // their V part
 !q_cols = !tile.smem<{hp}x{dqk}xbf16>     // Q of the CTA's columns
 !q_wg = !tile.smem<{hw}x{dqk}xbf16>       // a warpgroup's part of them
-!probs = !tile.smem<64x{hp}xbf16>         // P^T of the CTA's columns
-!probs_wg = !tile.smem<64x{hw}xbf16>      // a warpgroup's part
+!probs = !tile.smem<2x64x{hw}xbf16>       // P^T of each warpgroup's columns
+!probs_wg = !tile.smem<64x{hw}xbf16>      // a warpgroup's (a tile of its own: a GEMM
+                                          // operand starts on its swizzle atom)
 !scores = !tile.reg<64x{hw}xf32>          // slots x the warpgroup's columns
 !slot_words = !tile.reg<64x{hw}xi32>
 !slots = !tile.reg<64xi32>
@@ -134,7 +135,7 @@ tile.kernel @sparse_mla_fwd(
       : !rows, !col_idx, !q_wg
   tile.wait %tq
   %sp = tile.alloc : !probs
-  %p_w = tile.slice %sp[%c0, %c_first] : !probs to !probs_wg
+  %p_w = tile.slice %sp[%wg, %c0, %c0] : !probs to !probs_wg
 
   // A slot's key k is valid if 0 <= k < Skv and, when causal, k <= the
   // position (q_offset + s) of the tile's last token (the bits say which
