@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import sparse_mla
+from dense import dense_attention
 from gpu_cases import assert_graph_replays, check, make_inputs, poison_allocator
 from sparse_mla.reference import LN2, sparse_mla_fwd_reference
 
@@ -138,26 +139,6 @@ def test_outputs_in_place():
     assert torch.equal(o, want_o) and torch.equal(lse, want_lse)
 
 
-def _dense_attention(q, kv, idx, sm_scale, causal, sink, d_v=512):
-    """o of sparse MLA in float64 with autograd (the reference's math)."""
-    b, s, h, dqk = q.shape
-    skv, g = kv.shape[1], kv.shape[2]
-    pos = torch.arange(s, device=q.device).view(1, s, 1, 1)
-    valid = (idx >= 0) & (idx < skv)
-    if causal:
-        valid &= idx <= pos
-    safe = torch.where(valid, idx, 0).long()
-    k = kv[torch.arange(b, device=q.device).view(b, 1, 1, 1), safe,
-           torch.arange(g, device=q.device).view(1, 1, g, 1)]          # [b, s, g, topk, dqk]
-    qg = q.view(b, s, g, h // g, dqk)
-    scores = torch.einsum("bsghd,bsgkd->bsghk", qg, k) * sm_scale
-    scores = scores.masked_fill(~valid[:, :, :, None, :], float("-inf"))
-    lse = torch.logsumexp(scores, -1, keepdim=True)
-    denom = torch.logaddexp(lse, sink.view(1, 1, g, h // g, 1))
-    p = torch.exp(scores - denom).masked_fill(~valid[:, :, :, None, :], 0)
-    return torch.einsum("bsghk,bsgkd->bsghd", p, k[..., :d_v]).reshape(b, s, h, d_v)
-
-
 @pytest.mark.parametrize("h,deterministic", [(16, False), (64, True)])
 def test_sparse_mla_gradients_match_float64_autograd(h, deterministic):
     args, _ = fwd_case(128, h, 128, seed=32)
@@ -169,7 +150,7 @@ def test_sparse_mla_gradients_match_float64_autograd(h, deterministic):
                               deterministic=deterministic)
     (o.double() * w).sum().backward()
     ref = [t.detach().double().requires_grad_() for t in (q, kv, sink)]
-    o_ref = _dense_attention(ref[0], ref[1], idx, 576 ** -0.5, True, ref[2])
+    o_ref = dense_attention(ref[0], ref[1], idx, 576 ** -0.5, True, ref[2])
     (o_ref * w).sum().backward()
     check("o", o, o_ref.detach())
     for name, got, want in zip(("q.grad", "kv.grad", "sink.grad"), leaves, ref):
