@@ -12,8 +12,10 @@ topk=2048, o and lse from a real (fp32) forward, in one process on the same inpu
   cudnn_fe_sm90   NVIDIA cuDNN-frontend's SM90 DSA backward, when importable
   reference       the float32 PyTorch reference (with --reference)
 `--pass fwd` times the forward instead (sparse_mla, sparse_mla_t1, reference,
-and FlashMLA's SM90 sparse prefill where SPARSE_MLA_FLASHMLA_LIB names the
-library bench/peers/build_flashmla.sh builds; FLOPs 2 S H topk (Dqk + D)); a
+FlashMLA's SM90 sparse prefill where SPARSE_MLA_FLASHMLA_LIB names the
+library bench/peers/build_flashmla.sh builds, TileLang's two example forwards
+where SPARSE_MLA_TILELANG_EXAMPLES names their folder; FLOPs 2 S H topk
+(Dqk + D)); a
 forward is timed only once its o agrees with float64 on the last 128 queries
 (cosine >= 0.9999, the row's "cos"). `--pass step` times a training step
 (ours: the forward, then the backward on its o and lse).
@@ -124,6 +126,9 @@ def peers(with_reference, deterministic=False, pass_="bwd"):
         library = os.environ.get("SPARSE_MLA_FLASHMLA_LIB")
         if library:
             found["flashmla_sm90"] = flashmla(library)
+        examples = os.environ.get("SPARSE_MLA_TILELANG_EXAMPLES")
+        if examples:
+            found.update(tilelang(examples))
         if with_reference:
             found["reference"] = lambda q, kv, o, do, idx, lse, q_offset=0, **_: (
                 sparse_mla_fwd_reference(q, kv, idx, lse_base2=False, dtype=torch.float32,
@@ -202,6 +207,41 @@ def flashmla(library):
             raise RuntimeError(f"flashmla_sm90: {error.value.decode()}")
         return out[:, :q.shape[1]], lse_out[:, :q.shape[1]]
     return run
+
+
+def tilelang(directory):
+    """TileLang's example forwards (tile-ai/tilelang examples/deepseek_v32:
+    sparse_mla_fwd.py and sparse_mla_fwd_pipelined.py in `directory`,
+    carried with TileLang's wheels, never committed; they compile at run
+    time) as fn(q, kv, o, do, idx, lse, **ours) -> (o, lse). Their causal
+    mask is `index <= position`, so a -1 slot becomes Skv (masked), and kv
+    gets one more row, which the plain example reads for masked slots. The
+    plain one has no query offset: it runs where S = Skv only."""
+    sys.path.insert(0, directory)
+    import sparse_mla_fwd as plain
+    import sparse_mla_fwd_pipelined as pipelined
+    inputs = {}
+
+    def batched(q, kv, idx):
+        key = (q.data_ptr(), idx.data_ptr())
+        if key not in inputs:
+            skv = kv.shape[0]
+            kv_padded = torch.cat([kv, kv.new_zeros(1, *kv.shape[1:])])[None].contiguous()
+            idx_masked = torch.where(idx < 0, skv, idx)[None].contiguous()
+            inputs.clear()
+            inputs[key] = (q[None].contiguous(), kv_padded, idx_masked)
+        return inputs[key]
+
+    def run_plain(q, kv, o, do, idx, lse, q_offset=0, **_):
+        if q_offset:
+            raise ValueError("TileLang's sparse_mla_fwd has no query offset (S < Skv)")
+        o, lse = plain.sparse_mla_fwd_interface(*batched(q, kv, idx))
+        return o[0], lse[0]
+
+    def run_pipelined(q, kv, o, do, idx, lse, q_offset=0, **_):
+        o, lse = pipelined.sparse_mla_fwd_interface(*batched(q, kv, idx), q_offset, 1)
+        return o[0], lse[0]
+    return {"tilelang_fwd": run_plain, "tilelang_fwd_pipelined": run_pipelined}
 
 
 def agreement(fn, args, skv, tokens=128):
@@ -317,17 +357,25 @@ def table(run):
 
 
 def _rows(rows):
-    """A forward's or a training step's rows: ours, per token."""
-    out = ["| S | Skv | H | T | ours ms | TFLOP/s | per token ms | x per token |",
-           "|---|---|---|---|---|---|---|---|"]
+    """A forward's or a training step's rows: ours, per token, and each
+    other kernel of the run (its time and ours against it)."""
+    others = sorted({p for by in rows.values() for p in by
+                     if not p.startswith("sparse_mla") and p != "reference"})
+    out = ["| S | Skv | H | T | ours ms | TFLOP/s | per token ms | x per token |"
+           + "".join(f" {p} ms | x {p} |" for p in others),
+           "|---|---|---|---|---|---|---|---|" + "---|---|" * len(others)]
     for (s, skv, h), by in sorted(rows.items()):
         ours = by.get("sparse_mla")
-        if ours:
-            t1 = by.get("sparse_mla_t1", {}).get("ms")
-            out.append("| " + " | ".join(map(str, [
-                s, skv, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}",
-                f"{ours['tflops']:.0f}", f"{t1:.2f}" if t1 else "-",
-                f"{t1 / ours['ms']:.2f}" if t1 else "-"])) + " |")
+        if not ours:
+            continue
+        t1 = by.get("sparse_mla_t1", {}).get("ms")
+        cells = [s, skv, h, ours.get("tile_tokens", "-"), f"{ours['ms']:.2f}",
+                 f"{ours['tflops']:.0f}", f"{t1:.2f}" if t1 else "-",
+                 f"{t1 / ours['ms']:.2f}" if t1 else "-"]
+        for p in others:
+            ms = by.get(p, {}).get("ms")
+            cells += [f"{ms:.2f}" if ms else "-", f"{ms / ours['ms']:.2f}" if ms else "-"]
+        out.append("| " + " | ".join(map(str, cells)) + " |")
     return out
 
 

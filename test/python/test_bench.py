@@ -78,8 +78,10 @@ def test_forward_and_training_step_rows_get_their_own_tables_and_flops():
                                                                         pass_="fwd"))
     fwd = dict(row("sparse_mla", 4096, 16, 0.5, tile_tokens=4), tflops=300.0, **{"pass": "fwd"})
     t1 = dict(row("sparse_mla_t1", 4096, 16, 1.5, tile_tokens=1), **{"pass": "fwd"})
-    md = bench.table(run([row("sparse_mla", 4096, 16, 2.0, tile_tokens=4), fwd, t1]))
+    flash = dict(row("flashmla_sm90", 4096, 16, 1.0), **{"pass": "fwd"})
+    md = bench.table(run([row("sparse_mla", 4096, 16, 2.0, tile_tokens=4), fwd, t1, flash]))
     assert "## The backward, pattern `random`" in md
     assert "## The forward, pattern `random`" in md
-    assert "| 4096 | 4096 | 16 | 4 | 0.50 | 300 | 1.50 | 3.00 |" in md
+    assert "| x per token | flashmla_sm90 ms | x flashmla_sm90 |" in md
+    assert "| 4096 | 4096 | 16 | 4 | 0.50 | 300 | 1.50 | 3.00 | 1.00 | 2.00 |" in md
     assert "training step" not in md
