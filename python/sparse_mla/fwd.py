@@ -15,7 +15,7 @@ _LN2 = 1.0 / LOG2E
 
 def sparse_mla_fwd(q, kv, indices, sm_scale=None, is_causal=True, d_v=512, lse_base2=True,
                    token_tile=None, stats=None, *, topk_length=None, attn_sink=None,
-                   q_offset=0, o_out=None, lse_out=None):
+                   q_offset=0, o_out=None, lse_out=None, return_kl_target=False):
     """(o, lse) of sparse MLA, like TileLang's ``sparse_mla_fwd``.
 
     q [B,S,H,D+D_tail] bf16, kv [B,Skv,G,D+D_tail] bf16, indices [B,S,G,topk]
@@ -31,10 +31,18 @@ def sparse_mla_fwd(q, kv, indices, sm_scale=None, is_causal=True, d_v=512, lse_b
     sink)) v_j; lse stays over the keys) and ``q_offset`` are those of
     ``sparse_mla_bwd``. ``o_out`` and ``lse_out``: written in place. A dict
     passed as ``stats`` receives "tile_tokens" (T, chosen as for the
-    backward unless ``token_tile`` sets it) and "launches"."""
+    backward unless ``token_tile`` sets it) and "launches".
+
+    ``return_kl_target=True`` returns (o, lse, kl_target): the indexer's
+    training target kl_target [B,S,G,topk] float32, for each query token,
+    kv group and slot, the mean over the group's heads of the attention
+    probability P (the sink in its denominator); invalid and ignored slots
+    get 0. A second pass over the scores (kernels/sparse_mla_kl.mlir: the
+    S GEMM and the gather again, about half a forward); bitwise repeatable."""
     problem = checks.forward_shapes(q, kv, indices, d_v)
     checks.extras(problem, topk_length, attn_sink, q_offset)
-    checks.options(token_tile=token_tile, is_causal=is_causal, lse_base2=lse_base2)
+    checks.options(token_tile=token_tile, is_causal=is_causal, lse_base2=lse_base2,
+                   return_kl_target=return_kl_target)
     checks.stats(stats)
     b, s, h, dqk, skv, g, _, topk, batched = problem
     lead = (b,) if batched else ()
@@ -62,7 +70,11 @@ def sparse_mla_fwd(q, kv, indices, sm_scale=None, is_causal=True, d_v=512, lse_b
     if o_out is not None and o is not o_out:
         o_out.copy_(o)
         o = o_out
-    return o, lse
+    if not return_kl_target:
+        return o, lse
+    kl = _kl_target(problem, q, kv, contiguous(indices), contiguous(topk_length),
+                    contiguous(attn_sink), lse, is_causal, q_offset, sm_scale, lse_base2)
+    return o, lse, kl.view(*lead, s, g, topk)
 
 
 def _run(call, problem, q, kv, indices, topk_length, attn_sink, o, lse, options):
@@ -90,6 +102,26 @@ def _run(call, problem, q, kv, indices, topk_length, attn_sink, o, lse, options)
         _runtime.launch(call.name, dict(main, **tensors), device, stream)
         launched += 1
     return launched
+
+
+def _kl_target(problem, q, kv, indices, topk_length, attn_sink, lse, is_causal, q_offset,
+               sm_scale, lse_base2):
+    """kl_target [B * S * G, topk]: the KL kernel's rows of slot sums, one
+    per block of heads, added in order and divided by the heads per group."""
+    b, s, h, dqk, skv, g, d_v, topk, _ = problem
+    tokens, heads = b * s, h // g
+    name, per_cta = plan.select_variant(heads, d_v, dqk - d_v, family="kl")
+    sums = torch.zeros(-(-heads // per_cta), tokens * g, topk, dtype=torch.float32,
+                       device=q.device)
+    if tokens and b * skv * g:
+        _runtime.launch(name, dict(
+            q=rows_view(q), kv=rows_view(kv), keys=indices.view(tokens * g, topk),
+            counts=None if topk_length is None else topk_length.view(tokens, -1),
+            lse=lse.view(tokens, h), sink=attn_sink, kl=sums, batch=b, seq_len=s, kv_len=skv,
+            groups=g, heads_per_group=heads, causal=int(is_causal), q_offset=q_offset,
+            qk_scale=sm_scale * LOG2E, lse_scale=1.0 if lse_base2 else LOG2E),
+            q.device.index, stream_of(q.device))
+    return sums.sum(0).div_(heads) if sums.shape[0] > 1 else sums[0].div_(heads)
 
 
 @torch.library.custom_op("sparse_mla::fwd", mutates_args=())

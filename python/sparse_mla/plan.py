@@ -43,8 +43,9 @@ _KV_BYTES_PER_COLUMN = 2
 _TILE_L2_TIMES = 8
 
 
-# The main kernels: the backward's and the forward's, by their name's prefix.
-FAMILIES = {"bwd": "backward", "fwd": "forward"}
+# The main kernels: the backward's, the forward's and the forward's KL
+# target pass, by their name's prefix.
+FAMILIES = {"bwd": "backward", "fwd": "forward", "kl": "KL target pass"}
 
 
 def variants(family="bwd"):

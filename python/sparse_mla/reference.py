@@ -49,12 +49,14 @@ def _with_sink(lse_nat, attn_sink, h):
 
 def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=512,
                              lse_base2=True, dtype=torch.float64, chunk=256, topk_length=None,
-                             attn_sink=None, q_offset=0):
+                             attn_sink=None, q_offset=0, return_kl_target=False):
     """Returns (o in q's dtype, lse float32 [.., S, H]); lse is base 2 (as
     TileLang's forward returns it) unless lse_base2 is False, and over the
     keys only (with a sink [H], P = exp(s - logaddexp(lse, sink))). Rows
     without a valid key get o = 0 and lse = +inf (as cuDNN's and FlashMLA's
-    forwards: P = exp(s - lse) is 0 for them in any backward)."""
+    forwards: P = exp(s - lse) is 0 for them in any backward). With
+    return_kl_target, also kl_target [.., S, G, topk] in `dtype`: per slot,
+    the mean of P over the group's heads (0 for invalid slots)."""
     batched = q.dim() == 4
     if not batched:
         q, kv, indices = _batched(q, kv, indices)
@@ -65,6 +67,7 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
     sm_scale = dqk ** -0.5 if sm_scale is None else sm_scale
     o = torch.empty(b_, s_, h, d_v, dtype=q.dtype, device=q.device)
     lse = torch.empty(b_, s_, h, dtype=torch.float32, device=q.device)
+    kl = torch.empty(b_, s_, g, indices.shape[-1], dtype=dtype, device=q.device)
     for b in range(b_):
         for s0 in range(0, s_, chunk):
             idx = indices[b, s0:s0 + chunk].long()
@@ -80,12 +83,13 @@ def sparse_mla_fwd_reference(q, kv, indices, sm_scale=None, is_causal=True, d_v=
             p = torch.where(valid[:, :, None, :], torch.exp(s - denom), torch.zeros_like(s))
             o[b, s0:s0 + c] = torch.einsum("cghk,cgkd->cghd", p, k[..., :d_v]).reshape(
                 c, h, d_v).to(q.dtype)
+            kl[b, s0:s0 + c] = p.mean(2)
             m = m.view(c, h)
             m = torch.where(m == float("-inf"), torch.full_like(m, float("inf")), m)
             lse[b, s0:s0 + c] = (m / LN2 if lse_base2 else m).float()
     if not batched:
-        o, lse = o[0], lse[0]
-    return o, lse
+        o, lse, kl = o[0], lse[0], kl[0]
+    return (o, lse, kl) if return_kl_target else (o, lse)
 
 
 def sparse_mla_bwd_reference(q, kv, o, do, indices, lse, sm_scale=None, is_causal=True,

@@ -120,6 +120,37 @@ def test_topk_length_sink_and_query_offset(token_tile):
                             q_offset=200, token_tile=token_tile))
 
 
+@pytest.mark.parametrize("h,g,extras", [
+    (16, 1, {}), (64, 1, dict(sink=True)), (128, 1, dict(lengths=True)), (8, 2, dict(sink=True)),
+    (24, 1, dict(offset=True))])
+def test_the_kl_target_matches_the_reference(h, g, extras):
+    # Per slot of each (token, group): the mean over the group's heads of P,
+    # the sink in its denominator; invalid, repeated and ignored slots.
+    s, skv, topk = 96, 300, 128
+    gen = torch.Generator(device="cuda").manual_seed(h + g)
+    idx = torch.randint(-2, skv + 3, (1, s, g, topk), device="cuda", generator=gen,
+                        dtype=torch.int32)
+    idx[0, :, :, 5:9] = idx[0, :, :, :1]
+    idx[0, 11] = -1
+    call = dict(is_causal=False)
+    if extras.get("sink"):
+        call["attn_sink"] = torch.randn(h, device="cuda", generator=gen)
+    if extras.get("lengths"):
+        call["topk_length"] = torch.randint(0, topk + 1, (1, s), device="cuda", generator=gen,
+                                            dtype=torch.int32)
+    if extras.get("offset"):
+        call.update(is_causal=True, q_offset=skv - s)
+    args, _ = fwd_case(s, h, topk, g=g, skv=skv, indices=idx, seed=h)
+    _, _, want = sparse_mla_fwd_reference(*args, return_kl_target=True, **call)
+    poison_allocator(1 << 26)
+    o, lse, kl = sparse_mla.sparse_mla_fwd(*args, return_kl_target=True, **call)
+    assert kl.shape == (1, s, g, topk) and not torch.isnan(kl).any()
+    assert (kl[0, 11] == 0).all()
+    check("kl_target", kl, want)
+    _, _, again = sparse_mla.sparse_mla_fwd(*args, return_kl_target=True, **call)
+    assert torch.equal(kl, again)
+
+
 @pytest.mark.parametrize("h,token_tile", [(16, None), (16, 1), (128, None)])
 def test_outputs_are_bitwise_repeatable(h, token_tile):
     args, kw = fwd_case(512, h, 512, seed=30, token_tile=token_tile)

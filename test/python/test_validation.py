@@ -862,3 +862,24 @@ def test_bwd_into_refuses_missing_required_tensors():
         tensors[missing] = None
         with pytest.raises(TypeError, match=f"bwd_into: {missing} must be a torch.Tensor"):
             sparse_mla.bwd._bwd_into_op(*args, 0.1, True, True, **tensors)
+
+
+def test_the_kl_target_is_a_second_pass_per_head_block(monkeypatch):
+    # 128 heads: two blocks of 64, each writing its row of slot sums; the
+    # forward's lse, the sink and the lengths go to the pass.
+    args = fwd_args(s=4, h=128, skv=64, topk=8)
+    sink, lengths = torch.zeros(128), torch.zeros(1, 4, dtype=torch.int32)
+    out = {}
+
+    def call(*a, **kw):
+        out["result"] = sparse_mla.sparse_mla_fwd(*a, **kw)
+    launches = recorded_launches(monkeypatch, *args, call=call, token_tile=1,
+                                 return_kl_target=True, attn_sink=sink, topk_length=lengths)
+    name, grid, kl = launches[-1]
+    assert name == "sparse_mla_kl_d512_dqk576_hp64_hw32" and grid == (4, 2, 1)
+    assert kl["kl"][1] == (2, 4, 8) and kl["lse"][1] == (4, 128) and kl["counts"][1] == (4, 1)
+    assert kl["sink"][0] == sink.data_ptr() and kl["causal"] == 1
+    o, lse, target = out["result"]
+    assert target.shape == (1, 4, 1, 8) and target.dtype == torch.float32
+    with pytest.raises(TypeError, match="return_kl_target must be a bool"):
+        sparse_mla.sparse_mla_fwd(*args, return_kl_target="yes")
