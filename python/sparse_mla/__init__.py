@@ -12,9 +12,9 @@ except ImportError:  # the source tree itself
 from ._runtime import KernelError, kernels_dir, load_manifest
 from .attention import SparseMLA, sparse_mla
 from .bwd import sparse_mla_bwd, workspace_bytes
-from .fwd import sparse_mla_fwd
+from .fwd import sparse_mla_fwd, sparse_mla_kl_target
 from .ops import postprocess, preprocess
 
 __all__ = ["KernelError", "SparseMLA", "__commit__", "__version__", "kernels_dir",
            "load_manifest", "preprocess", "postprocess", "sparse_mla", "sparse_mla_bwd",
-           "sparse_mla_fwd", "workspace_bytes"]
+           "sparse_mla_fwd", "sparse_mla_kl_target", "workspace_bytes"]

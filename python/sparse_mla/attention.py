@@ -8,7 +8,7 @@ import torch
 
 from . import checks
 from .bwd import bwd_op
-from .fwd import fwd_op
+from .fwd import fwd_op, sparse_mla_kl_target
 
 
 class SparseMLA(torch.autograd.Function):
@@ -52,15 +52,23 @@ def _forward(d_v, lse_base2, q, kv, indices, sm_scale, is_causal, topk_length=No
 
 def sparse_mla(q, kv, indices, sm_scale=None, *, is_causal=True, d_v=512, topk_length=None,
                attn_sink=None, q_offset=0, deterministic=False, lse_base2=True,
-               return_lse=False):
-    """o [.., S, H, D] of sparse MLA (and lse, base 2 unless lse_base2 is
-    False, with ``return_lse``), differentiable in q, kv and attn_sink:
+               return_lse=False, return_kl_target=False):
+    """o [.., S, H, D] of sparse MLA, differentiable in q, kv and attn_sink:
     sparse_mla_fwd forward, sparse_mla_bwd backward. The arguments are
     those of sparse_mla_fwd; ``deterministic`` makes the backward's
     gradients bitwise repeatable (the forward always is), so a whole
-    training step repeats bit for bit."""
-    checks.options(return_lse=return_lse)
+    training step repeats bit for bit. ``return_lse`` adds lse (base 2
+    unless lse_base2 is False), ``return_kl_target`` the indexer's target
+    (sparse_mla_kl_target; not differentiable): o, then lse, then
+    kl_target."""
+    checks.options(return_lse=return_lse, return_kl_target=return_kl_target)
     o, lse = SparseMLA.apply(q, kv, indices, functools.partial(_forward, d_v, lse_base2),
                              sm_scale, is_causal, lse_base2, topk_length, attn_sink, q_offset,
                              deterministic)
-    return (o, lse) if return_lse else o
+    out = [o] + ([lse] if return_lse else [])
+    if return_kl_target:
+        sink = attn_sink.detach() if attn_sink is not None else None
+        out.append(sparse_mla_kl_target(q.detach(), kv.detach(), indices, lse, sm_scale,
+                                        is_causal, d_v, lse_base2, topk_length=topk_length,
+                                        attn_sink=sink, q_offset=q_offset))
+    return out[0] if len(out) == 1 else tuple(out)

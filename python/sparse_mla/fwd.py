@@ -104,6 +104,32 @@ def _run(call, problem, q, kv, indices, topk_length, attn_sink, o, lse, options)
     return launched
 
 
+def sparse_mla_kl_target(q, kv, indices, lse, sm_scale=None, is_causal=True, d_v=512,
+                         lse_base2=True, *, topk_length=None, attn_sink=None, q_offset=0):
+    """The DSA indexer's training target from a forward's lse (this
+    package's or another's, over the keys only): kl_target [B,S,G,topk]
+    float32, per slot the mean over the group's heads of P = exp(s -
+    logaddexp(lse, sink)); 0 for invalid and ignored slots. The arguments
+    are sparse_mla_fwd's; lse [B,S,H] float32, base 2 unless lse_base2 is
+    False. One pass over the scores (kernels/sparse_mla_kl.mlir), bitwise
+    repeatable."""
+    problem = checks.forward_shapes(q, kv, indices, d_v)
+    checks.extras(problem, topk_length, attn_sink, q_offset)
+    checks.options(is_causal=is_causal, lse_base2=lse_base2)
+    b, s, h, dqk, _, g, _, topk, batched = problem
+    lead = (b,) if batched else ()
+    checks.check_tensor("lse", lse, torch.float32, contiguous=False)
+    if lse.shape != (*lead, s, h):
+        raise ValueError(f"lse must have shape {(*lead, s, h)}, got {tuple(lse.shape)}")
+    sm_scale = checks.sm_scale(sm_scale, dqk)
+    checks.check_devices(q=q, kv=kv, indices=indices, lse=lse, topk_length=topk_length,
+                         attn_sink=attn_sink)
+    kl = _kl_target(problem, q, kv, contiguous(indices), contiguous(topk_length),
+                    contiguous(attn_sink), contiguous(lse), is_causal, q_offset, sm_scale,
+                    lse_base2)
+    return kl.view(*lead, s, g, topk)
+
+
 def _kl_target(problem, q, kv, indices, topk_length, attn_sink, lse, is_causal, q_offset,
                sm_scale, lse_base2):
     """kl_target [B * S * G, topk]: the KL kernel's rows of slot sums, one

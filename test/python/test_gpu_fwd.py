@@ -231,3 +231,19 @@ def test_cuda_graph_replays_the_forward():
     lse = torch.empty(1, 64, 16, device="cuda")
     assert_graph_replays(lambda: sparse_mla.sparse_mla_fwd(q, kv, idx, o_out=o, lse_out=lse),
                          (o, lse))
+
+
+def test_the_kl_target_from_any_forwards_lse_and_through_sparse_mla():
+    args, _ = fwd_case(128, 16, 128, seed=35)
+    sink = torch.linspace(-1, 1, 16, device="cuda")
+    _, lse_ref, want = sparse_mla_fwd_reference(*args, attn_sink=sink, lse_base2=False,
+                                                return_kl_target=True)
+    kl = sparse_mla.sparse_mla_kl_target(*args, lse_ref, attn_sink=sink, lse_base2=False)
+    check("kl_target from a natural lse", kl, want)
+    leaves = [t.detach().clone().requires_grad_() for t in args[:2]]
+    o, lse, kl2 = sparse_mla.sparse_mla(*leaves, args[2], attn_sink=sink, return_lse=True,
+                                        return_kl_target=True)
+    _, _, kl3 = sparse_mla.sparse_mla_fwd(*args, attn_sink=sink, return_kl_target=True)
+    assert torch.equal(kl2, kl3) and not kl2.requires_grad
+    o.float().sum().backward()                       # the target takes no part in it
+    assert leaves[0].grad is not None

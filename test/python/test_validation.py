@@ -883,3 +883,13 @@ def test_the_kl_target_is_a_second_pass_per_head_block(monkeypatch):
     assert target.shape == (1, 4, 1, 8) and target.dtype == torch.float32
     with pytest.raises(TypeError, match="return_kl_target must be a bool"):
         sparse_mla.sparse_mla_fwd(*args, return_kl_target="yes")
+
+
+def test_the_kl_target_checks_the_lse_it_is_given():
+    args = fwd_args()
+    with pytest.raises(ValueError, match=r"lse must have shape \(1, 4, 16\)"):
+        sparse_mla.sparse_mla_kl_target(*args, torch.zeros(1, 4, 15))
+    with pytest.raises(TypeError, match="lse must be torch.float32"):
+        sparse_mla.sparse_mla_kl_target(*args, torch.zeros(1, 4, 16, dtype=torch.float64))
+    with pytest.raises(TypeError, match="return_kl_target must be a bool"):
+        sparse_mla.sparse_mla(*args, return_kl_target=None)
