@@ -144,7 +144,6 @@ tile.kernel @sparse_mla_bwd(
   %dqk = memref.dim %q, %c1 : !rows
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
   %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
-  %count_groups = memref.dim %counts, %c1 : memref<?x?xi32>
 
   // This CTA's tokens [s0, s0 + tn) of batch row b, kv group g, and block hb
   // of cpt columns per token.
@@ -159,21 +158,7 @@ tile.kernel @sparse_mla_bwd(
   // [0, W]: with T = 1 it is the caller's topk_length).
   %slot_row = arith.muli %local, %groups : index
   %krow = arith.addi %slot_row, %g : index
-  // n is formed in 32 bits (the loop's bound: a 64-bit one holds a
-  // register pair across the loop).
-  %counted = arith.cmpi ugt, %count_groups, %c0 : index
-  %width_i32 = arith.index_cast %width : index to i32
-  %n_i32 = scf.if %counted -> (i32) {
-    %last_group = arith.subi %count_groups, %c1 : index
-    %cg = arith.minui %g, %last_group : index
-    %cnt = memref.load %counts[%local, %cg] : memref<?x?xi32>
-    %cnt_pos = arith.maxsi %cnt, %zero_i32 : i32
-    %cnt_in = arith.minui %cnt_pos, %width_i32 : i32
-    scf.yield %cnt_in : i32
-  } else {
-    scf.yield %width_i32 : i32
-  }
-  %n = arith.index_castui %n_i32 : i32 to index
+  %n = smla.slot_count %counts[%local, %g] width %width : memref<?x?xi32>
 
   // Column c of warpgroup w is number c' = w * hw + c of the CTA: token
   // t0 + c' / cpt, head h0 + c' % cpt. Its row of q, do, lse, delta and dq
@@ -235,11 +220,7 @@ tile.kernel @sparse_mla_bwd(
   %b_i32 = arith.index_cast %b : index to i32
   %batch_row = arith.muli %b_i32, %kv_len_i32 : i32
   %s_end = arith.addi %s0, %tn : index
-  %s_end_i32 = arith.index_cast %s_end : index to i32
-  %pos_end = arith.addi %s_end_i32, %q_offset : i32
-  %seen = arith.minsi %pos_end, %kv_len_i32 : i32
-  %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
-  %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
+  %limit = smla.key_limit %kv_len before %s_end offset %q_offset causal %causal
 
   // A block's K, P^T and dS^T: warpgroup 0 writes them and both read;
   // tile-split-partitions hands them over on channels.

@@ -87,7 +87,6 @@ tile.kernel @sparse_mla_fwd(
   %one_i32 = arith.constant 1 : i32
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
   %bits_width = memref.dim %bits, %c1 : memref<?x?xi32>
-  %count_groups = memref.dim %counts, %c1 : memref<?x?xi32>
 
   // This CTA's tokens [s0, s0 + tn) of batch row b, kv group g, block hb of
   // cpt columns per token; its slots: row krow of `keys`, the first n in
@@ -101,19 +100,7 @@ tile.kernel @sparse_mla_fwd(
   %s0, %tn, %t0 = smla.token_tile %in_row of row %b tokens %tile_tokens per_row %seq_len
   %slot_row = arith.muli %local, %groups : index
   %krow = arith.addi %slot_row, %g : index
-  %counted = arith.cmpi ugt, %count_groups, %c0 : index
-  %width_i32 = arith.index_cast %width : index to i32
-  %n_i32 = scf.if %counted -> (i32) {
-    %last_group = arith.subi %count_groups, %c1 : index
-    %cg = arith.minui %g, %last_group : index
-    %cnt = memref.load %counts[%local, %cg] : memref<?x?xi32>
-    %cnt_pos = arith.maxsi %cnt, %zero_i32 : i32
-    %cnt_in = arith.minui %cnt_pos, %width_i32 : i32
-    scf.yield %cnt_in : i32
-  } else {
-    scf.yield %width_i32 : i32
-  }
-  %n = arith.index_castui %n_i32 : i32 to index
+  %n = smla.slot_count %counts[%local, %g] width %width : memref<?x?xi32>
 
   // The warpgroup's columns: row of q, o and lse (-1 for padding) and token.
   %heads = arith.muli %groups, %heads_per_group : index
@@ -146,11 +133,7 @@ tile.kernel @sparse_mla_fwd(
   %b_i32 = arith.index_cast %b : index to i32
   %batch_row = arith.muli %b_i32, %kv_len_i32 : i32
   %s_end = arith.addi %s0, %tn : index
-  %s_end_i32 = arith.index_cast %s_end : index to i32
-  %pos_end = arith.addi %s_end_i32, %q_offset : i32
-  %seen = arith.minsi %pos_end, %kv_len_i32 : i32
-  %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
-  %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
+  %limit = smla.key_limit %kv_len before %s_end offset %q_offset causal %causal
 
   %sk = tile.alloc : !kv_block
   %no_scores = tile.splat %zero : !scores

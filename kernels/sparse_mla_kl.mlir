@@ -61,7 +61,6 @@ tile.kernel @sparse_mla_kl(
   %none = arith.constant -1 : i32
   %zero_i32 = arith.constant 0 : i32
   %width = memref.dim %keys, %c1 : memref<?x?xi32>
-  %count_groups = memref.dim %counts, %c1 : memref<?x?xi32>
 
   // Token s of batch row b, kv group g, heads [h0, h0 + hp) of the group;
   // its slots: row krow of `keys`, the first n in use.
@@ -73,19 +72,7 @@ tile.kernel @sparse_mla_kl(
   %t0 = arith.addi %row_start, %s : index
   %token_groups = arith.muli %t0, %groups : index
   %krow = arith.addi %token_groups, %g : index
-  %counted = arith.cmpi ugt, %count_groups, %c0 : index
-  %width_i32 = arith.index_cast %width : index to i32
-  %n_i32 = scf.if %counted -> (i32) {
-    %last_group = arith.subi %count_groups, %c1 : index
-    %cg = arith.minui %g, %last_group : index
-    %cnt = memref.load %counts[%t0, %cg] : memref<?x?xi32>
-    %cnt_pos = arith.maxsi %cnt, %zero_i32 : i32
-    %cnt_in = arith.minui %cnt_pos, %width_i32 : i32
-    scf.yield %cnt_in : i32
-  } else {
-    scf.yield %width_i32 : i32
-  }
-  %n = arith.index_castui %n_i32 : i32 to index
+  %n = smla.slot_count %counts[%t0, %g] width %width : memref<?x?xi32>
 
   // The warpgroup's heads: their q rows (-1 for padding) and L2.
   %heads = arith.muli %groups, %heads_per_group : index
@@ -145,11 +132,7 @@ tile.kernel @sparse_mla_kl(
   %b_i32 = arith.index_cast %b : index to i32
   %batch_row = arith.muli %b_i32, %kv_len_i32 : i32
   %s_end = arith.addi %s, %c1 : index
-  %s_end_i32 = arith.index_cast %s_end : index to i32
-  %pos_end = arith.addi %s_end_i32, %q_offset : i32
-  %seen = arith.minsi %pos_end, %kv_len_i32 : i32
-  %is_causal = arith.cmpi ne, %causal, %zero_i32 : i32
-  %limit = arith.select %is_causal, %seen, %kv_len_i32 : i32
+  %limit = smla.key_limit %kv_len before %s_end offset %q_offset causal %causal
 
   %sk = tile.alloc : !kv_block
   %ssum = tile.alloc : !sums

@@ -62,3 +62,40 @@ tile.kernel @key_rows(%keys: memref<?xi32>, %out: memref<?xi32>, %limit: i32, %f
   %rows = smla.key_rows %k below %limit first %first groups %g of %groups : !tile.reg<64xi32>
   tile.store %rows, %out[%c0] : !tile.reg<64xi32>, memref<?xi32>
 }
+
+// smla.slot_count: with columns in `counts`, the count at (row, min(group,
+// last column)), clamped to [0, width] in i32; without, the width.
+// CHECK-LABEL: tile.kernel @slot_count
+// CHECK: %[[COLUMNS:.*]] = memref.dim %counts, %c1
+// CHECK: %[[COUNTED:.*]] = arith.cmpi ugt, %[[COLUMNS]], %c0
+// CHECK: %[[WIDTH:.*]] = arith.index_cast %w : index to i32
+// CHECK: %[[N:.*]] = scf.if %[[COUNTED]] -> (i32) {
+// CHECK:   %[[LAST:.*]] = arith.subi %[[COLUMNS]], %c1
+// CHECK:   %[[COLUMN:.*]] = arith.minui %g, %[[LAST]]
+// CHECK:   %[[COUNT:.*]] = memref.load %counts[%row, %[[COLUMN]]]
+// CHECK:   %[[POSITIVE:.*]] = arith.maxsi %[[COUNT]], %c0_i32
+// CHECK:   %[[CLAMPED:.*]] = arith.minui %[[POSITIVE]], %[[WIDTH]]
+// CHECK:   scf.yield %[[CLAMPED]]
+// CHECK: } else {
+// CHECK:   scf.yield %[[WIDTH]]
+// CHECK: arith.index_castui %[[N]] : i32 to index
+tile.kernel @slot_count(%counts: memref<?x?xi32>, %out: memref<?xindex>, %row: index, %g: index,
+                        %w: index) warpgroups(1) {
+  %n = smla.slot_count %counts[%row, %g] width %w : memref<?x?xi32>
+  memref.store %n, %out[%n] : memref<?xindex>
+}
+
+// smla.key_limit: min(q_offset + the end of the tokens, Skv) where causal,
+// else Skv, in i32.
+// CHECK-LABEL: tile.kernel @key_limit
+// CHECK: %[[KEYS:.*]] = arith.index_cast %kv : index to i32
+// CHECK: %[[END:.*]] = arith.index_cast %end : index to i32
+// CHECK: %[[POSITION:.*]] = arith.addi %[[END]], %offset : i32
+// CHECK: %[[SEEN:.*]] = arith.minsi %[[POSITION]], %[[KEYS]] : i32
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi ne, %causal, %c0_i32 : i32
+// CHECK: arith.select %[[CAUSAL]], %[[SEEN]], %[[KEYS]] : i32
+tile.kernel @key_limit(%out: memref<?xi32>, %kv: index, %end: index, %offset: i32, %causal: i32)
+    warpgroups(1) {
+  %limit = smla.key_limit %kv before %end offset %offset causal %causal
+  memref.store %limit, %out[%end] : memref<?xi32>
+}

@@ -62,3 +62,11 @@ func.func @key_rows_of_a_matrix(%k: !tile.reg<64x2xi32>, %n: i32) {
   %r = smla.key_rows %k below %n first %n groups %n of %n : !tile.reg<64x2xi32>
   return
 }
+
+// -----
+
+func.func @slot_counts_of_wide_integers(%c: memref<?x?xi64>, %i: index) {
+  // expected-error @+1 {{operand #0 must be 2D memref of 32-bit signless integer values}}
+  %n = smla.slot_count %c[%i, %i] width %i : memref<?x?xi64>
+  return
+}

@@ -1,12 +1,16 @@
 //===- LowerToTile.cpp - A token tile's columns and its keys' rows --------===//
 //
-// smla.token_tile, smla.columns and smla.key_rows in arith and tile ops,
-// where they stand: a tile's tokens in index arithmetic; a tile.iota of the
-// columns and a tile.map each for their rows and tokens; a tile.map of the
-// keys for their kv rows. Rows are 32-bit (int32 row indices).
+// smla.token_tile, smla.columns, smla.slot_count, smla.key_limit and
+// smla.key_rows in arith, scf and tile ops, where they stand: a tile's
+// tokens in index arithmetic; a tile.iota of the columns and a tile.map each
+// for their rows and tokens; a row's slot count as an scf.if; the key bound
+// in i32; a tile.map of the keys for their kv rows. Rows are 32-bit (int32
+// row indices).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/SparseMLA/Transforms/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace sparse_mla::smla {
 #define GEN_PASS_DEF_SPARSEMLALOWERTOTILEPASS
@@ -80,6 +84,46 @@ static void lowerColumns(ColumnsOp op) {
   op.erase();
 }
 
+static void lowerSlotCount(SlotCountOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type i32 = b.getI32Type();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+  Value columns = memref::DimOp::create(b, loc, op.getCounts(), c1);
+  Value counted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, columns, c0);
+  Value width = arith::IndexCastOp::create(b, loc, i32, op.getWidth());
+  auto branch = scf::IfOp::create(
+      b, loc, counted,
+      [&](OpBuilder &t, Location l) {
+        Value last = arith::SubIOp::create(t, l, columns, c1);
+        Value column = arith::MinUIOp::create(t, l, op.getGroup(), last);
+        Value count = memref::LoadOp::create(t, l, op.getCounts(),
+                                             ValueRange{op.getRow(), column});
+        Value positive = arith::MaxSIOp::create(t, l, count, zero);
+        scf::YieldOp::create(t, l, Value(arith::MinUIOp::create(t, l, positive, width)));
+      },
+      [&](OpBuilder &e, Location l) { scf::YieldOp::create(e, l, width); });
+  op.replaceAllUsesWith(
+      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), branch.getResult(0)).getResult());
+  op.erase();
+}
+
+static void lowerKeyLimit(KeyLimitOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type i32 = b.getI32Type();
+  Value keys = arith::IndexCastOp::create(b, loc, i32, op.getKvLen());
+  Value end = arith::IndexCastOp::create(b, loc, i32, op.getTokensEnd());
+  Value position = arith::AddIOp::create(b, loc, end, op.getQOffset());
+  Value seen = arith::MinSIOp::create(b, loc, position, keys);
+  Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+  Value causal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, op.getCausal(), zero);
+  op.replaceAllUsesWith(arith::SelectOp::create(b, loc, causal, seen, keys).getResult());
+  op.erase();
+}
+
 static void lowerKeyRows(KeyRowsOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -111,6 +155,10 @@ struct SparseMLALowerToTilePass
         lowerColumns(columns);
       else if (auto rows = dyn_cast<KeyRowsOp>(op))
         lowerKeyRows(rows);
+      else if (auto count = dyn_cast<SlotCountOp>(op))
+        lowerSlotCount(count);
+      else if (auto limit = dyn_cast<KeyLimitOp>(op))
+        lowerKeyLimit(limit);
     });
   }
 };

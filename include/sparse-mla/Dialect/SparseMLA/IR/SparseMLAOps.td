@@ -1,9 +1,10 @@
 //===- SparseMLAOps.td - Ops of the sparse-MLA kernels -----*- tablegen -*-===//
 //
-// What the sparse-MLA kernels (backward, union builder, and the forward to
-// come) compute in common and nothing else does: which rows a token tile's
-// (token, head) columns read, which kv rows its keys gather, and the key
-// ranges' clock of long contexts. They sit beside the general tile dialect,
+// What the sparse-MLA kernels (backward, forward, KL target, union builder)
+// compute in common and nothing else does: which rows a token tile's
+// (token, head) columns read, how many slots a row uses, which kv rows its
+// keys gather and below which key, and the key ranges' clock of long
+// contexts. They sit beside the general tile dialect,
 // as NVWS beside TritonGPU, and lower to tile and arith ops.
 //
 //===----------------------------------------------------------------------===//
@@ -21,8 +22,9 @@ def SparseMLA_Dialect : Dialect {
     Ops that only the DeepSeek-sparse-attention kernels need, so that the
     tile dialect stays a general tile language and each kernel states them
     once: a token tile's tokens (`smla.token_tile`) and columns
-    (`smla.columns`), the kv rows of its keys (`smla.key_rows`), the key
-    ranges' clock (`smla.key_clock`).
+    (`smla.columns`), the slots a row uses (`smla.slot_count`), the keys
+    it may read (`smla.key_limit`) and their kv rows (`smla.key_rows`), the
+    key ranges' clock (`smla.key_clock`).
     `smla-lower-to-tile` and `smla-expand-key-clocks` write them out in
     tile, arith and scf ops.
   }];
@@ -79,6 +81,48 @@ def SparseMLA_ColumnsOp : SparseMLA_Op<"columns", [Pure, AllTypesMatch<["rows", 
   let assemblyFormat = [{
     `from` $first `tokens` $first_token `count` $token_count `heads` $first_head `count`
     $heads_left `per_token` $per_token `row_heads` $heads attr-dict `:` qualified(type($rows))
+  }];
+}
+
+def SparseMLA_SlotCountOp : SparseMLA_Op<"slot_count", [MemoryEffects<[MemRead]>]> {
+  let summary = "The slots in use of a row of a slot table";
+  let description = [{
+    Row `row` of a table of `width` slots (the topk indices, or a token
+    tile's union) uses its first `count` slots: the i32 count in `counts` at
+    (`row`, `group`), or at the last column where `counts` has fewer (one
+    count per row for every kv group), clamped to [0, `width`]; `counts`
+    with no columns (absent): all `width`. The count is formed in 32 bits
+    (a block loop's bound).
+
+    ```mlir
+    %n = smla.slot_count %counts[%row, %g] width %w : memref<?x?xi32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [2]>:$counts, Index:$row, Index:$group,
+                       Index:$width);
+  let results = (outs Index:$count);
+  let assemblyFormat = [{
+    $counts `[` $row `,` $group `]` `width` $width attr-dict `:` qualified(type($counts))
+  }];
+}
+
+def SparseMLA_KeyLimitOp : SparseMLA_Op<"key_limit", [Pure]> {
+  let summary = "The keys a token tile may read: below Skv, or below its causal bound";
+  let description = [{
+    The first key no token of the tile may read: `kv_len` (Skv), or where
+    `causal` is non-zero min(`q_offset` + `tokens_end`, Skv), `tokens_end`
+    being the row position just past the tile's last token (its keys at or
+    past that are in the future of every token of the tile). The bound of
+    `smla.key_rows`.
+
+    ```mlir
+    %limit = smla.key_limit %kv_len before %s_end offset %q_offset causal %causal
+    ```
+  }];
+  let arguments = (ins Index:$kv_len, Index:$tokens_end, I32:$q_offset, I32:$causal);
+  let results = (outs I32:$limit);
+  let assemblyFormat = [{
+    $kv_len `before` $tokens_end `offset` $q_offset `causal` $causal attr-dict
   }];
 }
 

@@ -5,14 +5,16 @@
 include "mlir/Pass/PassBase.td"
 
 def SparseMLALowerToTilePass : Pass<"smla-lower-to-tile", "::sparse_mla::tile::KernelOp"> {
-  let summary = "Writes the token tiles' tokens and columns and the keys' kv rows in tile ops";
+  let summary = "Writes the token tiles' tokens and columns, slot counts and the keys' kv rows in tile ops";
   let description = [{
-    `smla.token_tile` becomes index arithmetic; `smla.columns` a `tile.iota`
-    and two `tile.map`s (a column's row, or -1, and its token), in i32;
-    `smla.key_rows` a `tile.map` (a key's kv row, or -1). They are written
-    where the ops stand.
+    `smla.token_tile` and `smla.key_limit` become index and i32 arithmetic;
+    `smla.slot_count` an `scf.if` on whether `counts` has columns (a load,
+    clamped, or the width); `smla.columns` a `tile.iota` and two `tile.map`s
+    (a column's row, or -1, and its token), in i32; `smla.key_rows` a
+    `tile.map` (a key's kv row, or -1). They are written where the ops stand.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::sparse_mla::tile::TileDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::sparse_mla::tile::TileDialect"];
 }
 
 def SparseMLAExpandKeyClocksPass : Pass<"smla-expand-key-clocks", "::sparse_mla::tile::KernelOp"> {
