@@ -1,7 +1,8 @@
 """Sparse MLA as one differentiable call: the forward (fwd.py) and the
 backward (bwd.py) under one contract, through their custom ops (opcheck,
-torch.compile fullgraph, CUDA graphs). ``SparseMLA`` takes any forward that
-returns (o, lse); ``sparse_mla`` is it with ours."""
+torch.compile fullgraph, CUDA graphs; the KL target is a plain call beside
+them). ``SparseMLA`` takes any forward that returns (o, lse); ``sparse_mla``
+is it with ours."""
 import functools
 
 import torch

@@ -191,10 +191,10 @@ def _run(call, problem, q, kv, o, do, indices, lse, topk_length, attn_sink, scra
                        delta=scratch["delta"], dq=rows_view(dq),
                        dkv=None if deterministic else ws, dkv_fixed=ws if deterministic else None,
                        dkv_lost=lost, round_ctas=round_ctas, **options)
-        for union, main in call.launches(scratch, indices.view(tokens, g, topk), lengths):
+        for union, main in call.launches(scratch, indices.view(tokens, g, topk), lengths,
+                                         options["causal"], options["q_offset"]):
             if union is not None:
-                _runtime.launch(call.union, dict(union, causal=options["causal"],
-                                                 q_offset=options["q_offset"]), device, stream)
+                _runtime.launch(call.union, union, device, stream)
             if main["clock"] is not None:
                 main["clock"].zero_()
             blocks = None

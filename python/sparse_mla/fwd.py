@@ -72,9 +72,9 @@ def sparse_mla_fwd(q, kv, indices, sm_scale=None, is_causal=True, d_v=512, lse_b
         o = o_out
     if not return_kl_target:
         return o, lse
-    kl = _kl_target(problem, q, kv, contiguous(indices), contiguous(topk_length),
-                    contiguous(attn_sink), lse, is_causal, q_offset, sm_scale, lse_base2)
-    return o, lse, kl.view(*lead, s, g, topk)
+    return o, lse, sparse_mla_kl_target(q, kv, indices, lse, sm_scale, is_causal, d_v,
+                                        lse_base2, topk_length=topk_length,
+                                        attn_sink=attn_sink, q_offset=q_offset)
 
 
 def _run(call, problem, q, kv, indices, topk_length, attn_sink, o, lse, options):
@@ -95,10 +95,9 @@ def _run(call, problem, q, kv, indices, topk_length, attn_sink, o, lse, options)
                    lse=lse.view(tokens, h), **options)
     launched = 0
     for union, main in call.launches(call.carve(workspace), indices.view(tokens, g, topk),
-                                     lengths):
+                                     lengths, options["causal"], options["q_offset"]):
         if union is not None:
-            _runtime.launch(call.union, dict(union, causal=options["causal"],
-                                             q_offset=options["q_offset"]), device, stream)
+            _runtime.launch(call.union, union, device, stream)
         _runtime.launch(call.name, dict(main, **tensors), device, stream)
         launched += 1
     return launched
@@ -116,7 +115,7 @@ def sparse_mla_kl_target(q, kv, indices, lse, sm_scale=None, is_causal=True, d_v
     problem = checks.forward_shapes(q, kv, indices, d_v)
     checks.extras(problem, topk_length, attn_sink, q_offset)
     checks.options(is_causal=is_causal, lse_base2=lse_base2)
-    b, s, h, dqk, _, g, _, topk, batched = problem
+    b, s, h, dqk, skv, g, d_v, topk, batched = problem
     lead = (b,) if batched else ()
     checks.check_tensor("lse", lse, torch.float32, contiguous=False)
     if lse.shape != (*lead, s, h):
@@ -124,30 +123,22 @@ def sparse_mla_kl_target(q, kv, indices, lse, sm_scale=None, is_causal=True, d_v
     sm_scale = checks.sm_scale(sm_scale, dqk)
     checks.check_devices(q=q, kv=kv, indices=indices, lse=lse, topk_length=topk_length,
                          attn_sink=attn_sink)
-    kl = _kl_target(problem, q, kv, contiguous(indices), contiguous(topk_length),
-                    contiguous(attn_sink), contiguous(lse), is_causal, q_offset, sm_scale,
-                    lse_base2)
-    return kl.view(*lead, s, g, topk)
-
-
-def _kl_target(problem, q, kv, indices, topk_length, attn_sink, lse, is_causal, q_offset,
-               sm_scale, lse_base2):
-    """kl_target [B * S * G, topk]: the KL kernel's rows of slot sums, one
-    per block of heads, added in order and divided by the heads per group."""
-    b, s, h, dqk, skv, g, d_v, topk, _ = problem
+    # One row of slot sums per block of heads, added in order and divided
+    # by the heads per group.
     tokens, heads = b * s, h // g
     name, per_cta = plan.select_variant(heads, d_v, dqk - d_v, family="kl")
     sums = torch.zeros(-(-heads // per_cta), tokens * g, topk, dtype=torch.float32,
                        device=q.device)
     if tokens and b * skv * g:
+        lengths = contiguous(topk_length)
         _runtime.launch(name, dict(
-            q=rows_view(q), kv=rows_view(kv), keys=indices.view(tokens * g, topk),
-            counts=None if topk_length is None else topk_length.view(tokens, -1),
-            lse=lse.view(tokens, h), sink=attn_sink, kl=sums, batch=b, seq_len=s, kv_len=skv,
-            groups=g, heads_per_group=heads, causal=int(is_causal), q_offset=q_offset,
-            qk_scale=sm_scale * LOG2E, lse_scale=1.0 if lse_base2 else LOG2E),
-            q.device.index, stream_of(q.device))
-    return sums.sum(0).div_(heads) if sums.shape[0] > 1 else sums[0].div_(heads)
+            q=rows_view(q), kv=rows_view(kv), keys=contiguous(indices).view(tokens * g, topk),
+            counts=None if lengths is None else lengths.view(tokens, -1),
+            lse=contiguous(lse).view(tokens, h), sink=contiguous(attn_sink), kl=sums, batch=b,
+            seq_len=s, kv_len=skv, groups=g, heads_per_group=heads, causal=int(is_causal),
+            q_offset=q_offset, qk_scale=sm_scale * LOG2E,
+            lse_scale=1.0 if lse_base2 else LOG2E), q.device.index, stream_of(q.device))
+    return sums.sum(0).div_(heads).view(*lead, s, g, topk)
 
 
 @torch.library.custom_op("sparse_mla::fwd", mutates_args=())

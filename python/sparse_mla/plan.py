@@ -286,13 +286,14 @@ class Plan:
         """The counts of blocks of a counting build's launch of n tiles."""
         return _runtime.extents_of(self._main, "op_counts", self.launch_args(0, n))
 
-    def launches(self, scratch, indices, lengths):
+    def launches(self, scratch, indices, lengths, causal, q_offset):
         """The launches of a call, in order, from the carved workspace
-        (`scratch`), the indices ([tokens, G, topk]) and the lengths (or
-        None): for each window of tiles, the union builder's arguments (None
-        per token without key ranges) and the main kernel's, but those of
-        the call itself (its tensors and options). Buffers are views of the
-        sizes the kernels state."""
+        (`scratch`), the indices ([tokens, G, topk]), the lengths (or None)
+        and the call's masking (causal 0 or 1, q_offset): for each window of
+        tiles, the union builder's arguments (None per token without key
+        ranges) and the main kernel's, but those of the call itself (its
+        tensors and options). Buffers are views of the sizes the kernels
+        state."""
         tokens, g, topk = indices.shape
         for i in range(self.launch_count):
             first = self.tiles * i // self.launch_count
@@ -308,7 +309,8 @@ class Plan:
             union = {k: main[k] for k in ("batch", "seq_len", "kv_len", "tile_tokens",
                                           "first_tile", "tiles")}
             union.update(indices=indices, lengths=lengths, keys=views["keys"],
-                         bits=views["bits"], counts=views["counts"])
+                         bits=views["bits"], counts=views["counts"], causal=causal,
+                         q_offset=q_offset)
             yield union, dict(main, keys=views["keys"], bits=views["bits"],
                               counts=views["counts"].view(n, g))
 
