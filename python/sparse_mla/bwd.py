@@ -241,10 +241,13 @@ def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, topk_length=No
 def _bwd_into_op(q: torch.Tensor, kv: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
                  indices: torch.Tensor, lse: torch.Tensor, sm_scale: float, is_causal: bool,
                  lse_base2: bool, dq_out: torch.Tensor, dkv_out: torch.Tensor,
-                 workspace: torch.Tensor, accumulate: bool = False,
-                 topk_length: Optional[torch.Tensor] = None, attn_sink: Optional[torch.Tensor] = None,
-                 q_offset: int = 0, deterministic: bool = False,
-                 d_sink_out: Optional[torch.Tensor] = None) -> torch.Tensor:
+                 workspace: torch.Tensor, d_sink_out: Optional[torch.Tensor],
+                 accumulate: bool = False, topk_length: Optional[torch.Tensor] = None,
+                 attn_sink: Optional[torch.Tensor] = None, q_offset: int = 0,
+                 deterministic: bool = False) -> torch.Tensor:
+    # d_sink_out (None: d_sink is returned) has no default: PyTorch 2.11 drops
+    # trailing arguments equal to their defaults before it bumps the versions
+    # of the mutated ones, and failed on a mutable d_sink_out=None (IndexError).
     # The schema's required tensors: the dispatcher lets None through.
     for name, t in (("dq_out", dq_out), ("dkv_out", dkv_out), ("workspace", workspace)):
         if not isinstance(t, torch.Tensor):
@@ -262,8 +265,8 @@ def _bwd_into_op(q: torch.Tensor, kv: torch.Tensor, o: torch.Tensor, do: torch.T
 
 @_bwd_into_op.register_fake
 def _(q, kv, o, do, indices, lse, sm_scale, is_causal, lse_base2, dq_out, dkv_out, workspace,
-      accumulate=False, topk_length=None, attn_sink=None, q_offset=0, deterministic=False,
-      d_sink_out=None):
+      d_sink_out, accumulate=False, topk_length=None, attn_sink=None, q_offset=0,
+      deterministic=False):
     n = q.shape[-2] if attn_sink is not None and d_sink_out is None else 0
     return q.new_empty(n, dtype=torch.float32)
 

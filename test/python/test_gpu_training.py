@@ -338,9 +338,10 @@ def test_opcheck_of_the_custom_ops():
     q, kv = args[0], args[1]
     ws = torch.empty(sparse_mla.workspace_bytes(*args, attn_sink=extra[4], deterministic=True),
                      dtype=torch.uint8, device="cuda")
-    into = (*args, *extra[:3], torch.empty_like(q), torch.zeros(kv.shape, device="cuda"), ws,
-            True, *extra[3:])
-    torch.library.opcheck(torch.ops.sparse_mla.bwd_into.default, into)
+    outs = (torch.empty_like(q), torch.zeros(kv.shape, device="cuda"), ws)
+    for d_sink_out in (None, torch.empty(q.shape[-2], device="cuda")):
+        into = (*args, *extra[:3], *outs, d_sink_out, True, *extra[3:])
+        torch.library.opcheck(torch.ops.sparse_mla.bwd_into.default, into)
 
 
 def test_torch_compile_fullgraph_matches_eager():

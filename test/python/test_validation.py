@@ -858,7 +858,7 @@ def test_bwd_into_refuses_missing_required_tensors():
     q, kv = args[0], args[1]
     for missing in ("dq_out", "dkv_out", "workspace"):
         tensors = dict(dq_out=torch.empty_like(q), dkv_out=torch.empty(kv.shape),
-                       workspace=torch.empty(64, dtype=torch.uint8))
+                       workspace=torch.empty(64, dtype=torch.uint8), d_sink_out=None)
         tensors[missing] = None
         with pytest.raises(TypeError, match=f"bwd_into: {missing} must be a torch.Tensor"):
             sparse_mla.bwd._bwd_into_op(*args, 0.1, True, True, **tensors)
