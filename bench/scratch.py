@@ -9,6 +9,13 @@ allocator's rounding and the kernels' own temporaries; this is the part the
 workspace decides.
 
     PYTHONPATH=bundle python3 bench/scratch.py [--budgets 256,64,32] [--deterministic]
+
+With --measure (a GPU, cuDNN-frontend importable as for the benchmark) it
+measures instead, on the benchmark's inputs (random pattern): peak memory
+minus the outputs (dq, dkv) of one call of ours at each union budget (the
+default's 256 MiB through no workspace; a smaller one through a workspace of
+that plan's size, allocated inside the measured span) and of cuDNN's
+wrapper, with each call's median time (CUDA events, L2 flushed).
 """
 import argparse
 
@@ -40,14 +47,69 @@ def ours_bytes(s, skv, h, union_mib, deterministic):
                                       union_bytes=union_mib << 20)
 
 
+def measured(shapes, budgets, reps):
+    from sparse_mla import bench
+    backward = bench.peers(False, pass_="bwd")
+    cudnn = backward.get("cudnn_fe_sm90")
+    mb = 1e6
+    print(f"Scratch measured (MB: peak minus dq and dkv), topk {TOPK}, random pattern, "
+          f"{torch.cuda.get_device_name()}; ms: median of {reps}.\n")
+    print("| S | H | cuDNN MB | cuDNN ms | " + " | ".join(
+        f"ours {b} MiB: MB | - cuDNN | ms" for b in budgets) + " |")
+    print("|---|---|---|---|" + "---|---|---|" * len(budgets))
+    for shape in shapes:
+        s, h = map(int, shape.split("x"))
+        args = bench.make_inputs(s, h, TOPK, "random")
+        q, kv = args[0], args[1]
+        outputs = q.numel() * q.element_size() + kv.numel() * kv.element_size()
+
+        def scratch(fn):
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            before = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            result = fn()
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - before
+            del result
+            return peak - outputs
+
+        cells = [str(s), str(h)]
+        theirs = None
+        if cudnn:
+            theirs = scratch(lambda: cudnn(*args))
+            cells += [f"{theirs / mb:.0f}", f"{bench.time_it(cudnn, args, reps)[0]:.2f}"]
+        else:
+            cells += ["-", "-"]
+        for b in budgets:
+            def call(b=b):
+                kw = {}
+                if b != 256:
+                    kw["workspace"] = torch.empty(sparse_mla.workspace_bytes(
+                        *args, union_bytes=b << 20), dtype=torch.uint8, device="cuda")
+                return sparse_mla.sparse_mla_bwd(*args, lse_base2=False, **kw)
+            ours = scratch(call)
+            ms = bench.time_it(lambda *_: call(), args, reps)[0]
+            cells += [f"{ours / mb:.0f}",
+                      f"{(ours - theirs) / mb:+.0f}" if theirs is not None else "-",
+                      f"{ms:.2f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+        del args
+        torch.cuda.empty_cache()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budgets", default="256,64,32", help="union budgets, MiB")
     ap.add_argument("--shapes", default=",".join(f"{s}x{h}" for s in (2048, 4096, 8192, 16384)
                                                  for h in (8, 16, 32, 64, 128)))
     ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--measure", action="store_true", help="measure on the GPU (see above)")
+    ap.add_argument("--reps", type=int, default=10)
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
+    if a.measure:
+        return measured(a.shapes.split(","), budgets, a.reps)
     mb = 1e6
     print(f"Scratch by formula (MB), topk {TOPK}, D_tail {D_TAIL}, S = Skv, "
           f"{'deterministic' if a.deterministic else 'default mode'}; cuDNN-frontend 1.32 SM90.\n")

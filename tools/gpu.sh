@@ -15,8 +15,9 @@
 #                                        options in $BENCH_ARGS); tables to stdout; then
 #                                        $AB_RUN, a command run in bench/, if set
 #   tools/gpu.sh profile [HEADS ...]     Nsight Compute sections and stall reasons of the main
-#                                        kernel at S=4096 (default H 16 64; bench/profile_bwd.py,
-#                                        options in $PROFILE_ARGS); SOURCE=1 adds per-SASS stalls
+#                                        kernel at S=4096 (default H 16 64; bench/profile_pass.py,
+#                                        options in $PROFILE_ARGS; PASS=fwd: the forward's);
+#                                        SOURCE=1 adds per-SASS stalls
 #   tools/gpu.sh cp                      two or more GPUs: the NCCL context-parallel test
 #                                        (issue 28) and one timed step of 2 x 8192 queries
 set -uo pipefail
@@ -104,26 +105,27 @@ print(info.split(".dist-info")[0] + "-" + tag + ".whl")' "$wheel") \
 }
 
 profile() {
-  local heads=("$@") h
+  local heads=("$@") h pass=${PASS:-bwd}
   [ ${#heads[@]} -eq 0 ] && heads=(16 64)
   cd /tmp || return 1
   for h in "${heads[@]}"; do
-    timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
+    timeout 200 ncu --kernel-name regex:sparse_mla_${pass}_d --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section LaunchStats --section Occupancy --section InstructionStats \
+      --section ComputeWorkloadAnalysis \
       --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:l1tex__t_requests_pipe_lsu_mem_global_op_red.*sum,regex:lts__t_sectors_op_red.*sum,smsp__inst_executed_op_global_red.sum" \
-      python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" ${PROFILE_ARGS:-} \
-      > "$out/ncu-h$h.txt" 2>&1
+      python3 "$root/bench/profile_pass.py" --pass "$pass" --seq 4096 --heads "$h" \
+      ${PROFILE_ARGS:-} > "$out/ncu-$pass-h$h.txt" 2>&1
     if [ "${SOURCE:-0}" = 1 ]; then
-      timeout 200 ncu --kernel-name regex:sparse_mla_bwd_d --launch-skip 1 --launch-count 1 \
-        --section SourceCounters --section WarpStateStats -f -o "$out/src-h$h" \
-        python3 "$root/bench/profile_bwd.py" --seq 4096 --heads "$h" ${PROFILE_ARGS:-} \
-        > /dev/null 2>&1
-      ncu -i "$out/src-h$h.ncu-rep" --page source --csv --print-source sass \
-        > "$out/ncu-h$h-source.csv" 2>&1
-      rm -f "$out/src-h$h.ncu-rep"
+      timeout 200 ncu --kernel-name regex:sparse_mla_${pass}_d --launch-skip 1 --launch-count 1 \
+        --section SourceCounters --section WarpStateStats -f -o "$out/src-$pass-h$h" \
+        python3 "$root/bench/profile_pass.py" --pass "$pass" --seq 4096 --heads "$h" \
+        ${PROFILE_ARGS:-} > /dev/null 2>&1
+      ncu -i "$out/src-$pass-h$h.ncu-rep" --page source --csv --print-source sass \
+        > "$out/ncu-$pass-h$h-source.csv" 2>&1
+      rm -f "$out/src-$pass-h$h.ncu-rep"
     fi
-    grep -E "Duration|Cache Throughput|Issued Warp|stalled|_red" "$out/ncu-h$h.txt" \
+    grep -E "Duration|Throughput|Issued Warp|stalled|_red|Registers|Pipe" "$out/ncu-$pass-h$h.txt" \
       | awk '$NF+0 > 0.05 || /Duration|Throughput|Issued/' | head -40
   done
 }

@@ -14,11 +14,13 @@ topk=2048, o and lse from a real (fp32) forward, in one process on the same inpu
 `--pass fwd` times the forward instead (sparse_mla, sparse_mla_t1, reference,
 FlashMLA's SM90 sparse prefill where SPARSE_MLA_FLASHMLA_LIB names the
 library bench/peers/build_flashmla.sh builds, TileLang's two example forwards
-where SPARSE_MLA_TILELANG_EXAMPLES names their folder; FLOPs 2 S H topk
-(Dqk + D)); a
-forward is timed only once its o agrees with float64 on the last 128 queries
-(cosine >= 0.9999, the row's "cos"). `--pass step` times a training step
-(ours: the forward, then the backward on its o and lse).
+where SPARSE_MLA_TILELANG_EXAMPLES names their folder, and with_kl_target, our
+forward with the indexer's KL target, whose "x" is that target's cost; FLOPs
+2 S H topk (Dqk + D)); a forward is timed only once its o agrees with float64
+on the last 128 queries (cosine >= 0.9999, the row's "cos"). `--pass step`
+times a training step (ours: the forward, then the backward on its o and lse;
+flashmla_cudnn: FlashMLA's forward, then cuDNN-frontend's backward, where both
+are there).
 CUDA events, a second of GEMMs before the first shape (the first shapes'
 medians ran up to 30% above their minimum without it, the peers' too), 3
 warm-up calls, the median of --reps with the L2 flushed before each. Index
@@ -122,6 +124,9 @@ def peers(with_reference, deterministic=False, pass_="bwd"):
                 q, kv, idx, lse_base2=False, **ours),
             "sparse_mla_t1": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_fwd(
                 q, kv, idx, lse_base2=False, token_tile=1, **ours),
+            # The forward and the indexer's KL target: its "x" is the target's cost.
+            "with_kl_target": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_fwd(
+                q, kv, idx, lse_base2=False, return_kl_target=True, **ours),
         }
         library = os.environ.get("SPARSE_MLA_FLASHMLA_LIB")
         if library:
@@ -141,7 +146,17 @@ def peers(with_reference, deterministic=False, pass_="bwd"):
             return sparse_mla.sparse_mla_bwd(q, kv, o, do, idx, lse, lse_base2=False,
                                              token_tile=token_tile, stats=stats,
                                              deterministic=deterministic, **ours)
-        return {"sparse_mla": step}
+        found = {"sparse_mla": step}
+        backward = peers(False, pass_="bwd").get("cudnn_fe_sm90")
+        library = os.environ.get("SPARSE_MLA_FLASHMLA_LIB")
+        if backward and library:
+            forward = flashmla(library)
+
+            def flashmla_cudnn(q, kv, o, do, idx, lse, **_):
+                o, lse = forward(q, kv, o, do, idx, lse)
+                return backward(q, kv, o.contiguous(), do, idx, lse)
+            found["flashmla_cudnn"] = flashmla_cudnn
+        return found
     found = {
         "sparse_mla": lambda q, kv, o, do, idx, lse, **ours: sparse_mla.sparse_mla_bwd(
             q, kv, o, do, idx, lse, lse_base2=False, **ours),
@@ -250,7 +265,7 @@ def agreement(fn, args, skv, tokens=128):
     from .reference import sparse_mla_fwd_reference
     q, kv, _, _, idx, _ = args
     s = q.shape[0]
-    o, _ = fn(*args, q_offset=skv - s)
+    o = fn(*args, q_offset=skv - s)[0]
     first = max(0, s - tokens)
     want, _ = sparse_mla_fwd_reference(q[first:], kv, idx[first:], q_offset=skv - s + first)
     a, b = o[first:].double().flatten(), want.double().flatten()
