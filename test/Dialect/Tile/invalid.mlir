@@ -326,6 +326,54 @@ func.func @f(%s: !tile.smem<64x64xbf16>, %i: index) {
   return
 }
 // -----
+// A swizzled tile's slice keeps whole atoms: 32 bf16 columns are half of a
+// 128-byte line, so the corner would sit inside an atom.
+!sw = !tile.smem<64x128xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+!sw_half = !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+func.func @f(%s: !sw) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{starts at a column only known to be a multiple of 32 (64 bytes), inside a 128-byte swizzle atom}}
+  %r = tile.slice %s[%c0, %c32] : !sw to !sw_half
+  return
+}
+// -----
+// A column offset computed at run time: only what its arithmetic says.
+!sw = !tile.smem<64x128xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
+!sw_half = !tile.smem<64x64xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
+func.func @f(%s: !sw, %w: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %col = arith.muli %w, %c16 : index
+  // expected-error @+1 {{starts at a column only known to be a multiple of 16 (32 bytes), inside a 64-byte swizzle atom}}
+  %r = tile.slice %s[%c0, %col] : !sw to !sw_half
+  return
+}
+// -----
+// Rows: an atom is 8 lines.
+!sw = !tile.smem<64x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+!sw_rows = !tile.smem<32x64xbf16, #tile.shared<swizzle = 128, pitch = 128, block_stride = 8192>>
+func.func @f(%s: !sw, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %row = arith.muli %i, %c4 : index
+  // expected-error @+1 {{starts at a row only known to be a multiple of 4, inside a swizzle atom of 8 rows}}
+  %r = tile.slice %s[%row, %c0] : !sw to !sw_rows
+  return
+}
+// -----
+// Whole atoms: a column block of the 64-byte swizzle, rows in eights.
+!sw = !tile.smem<64x64xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
+!sw_part = !tile.smem<32x32xbf16, #tile.shared<swizzle = 64, pitch = 64, block_stride = 4096>>
+func.func @f(%s: !sw, %w: index) {
+  %c32 = arith.constant 32 : index
+  %c8 = arith.constant 8 : index
+  %col = arith.muli %w, %c32 : index
+  %row = arith.muli %w, %c8 : index
+  %r = tile.slice %s[%row, %col] : !sw to !sw_part
+  return
+}
+// -----
 func.func @f(%s: !tile.smem<64x64xbf16>) {
   // expected-error @+1 {{reads a 2-D shared tile into a register tile of its shape}}
   %r = tile.read %s : !tile.smem<64x64xbf16> -> !tile.reg<64x32xbf16>

@@ -11,6 +11,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace sparse_mla::tile;
 
@@ -392,6 +394,24 @@ LogicalResult AllocOp::verify() {
   return success();
 }
 
+/// A number `v` is known to be a multiple of (1: nothing known), from the
+/// arithmetic that computes it; constants give themselves (0: any multiple).
+static int64_t knownMultiple(Value v) {
+  constexpr int64_t kAny = int64_t(1) << 30;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c ? std::min<int64_t>(std::abs(*c), kAny) : kAny;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return 1;
+  if (isa<arith::MulIOp>(def))
+    return std::min(knownMultiple(def->getOperand(0)) * knownMultiple(def->getOperand(1)), kAny);
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::gcd(knownMultiple(def->getOperand(0)), knownMultiple(def->getOperand(1)));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp, arith::ExtSIOp>(def))
+    return knownMultiple(def->getOperand(0));
+  return 1;
+}
+
 LogicalResult SliceOp::verify() {
   auto src = cast<SmemTileType>(getSource().getType());
   auto res = cast<SmemTileType>(getResult().getType());
@@ -417,6 +437,26 @@ LogicalResult SliceOp::verify() {
     if (off && (*off < 0 || *off + r > s))
       return emitOpError("slice of dimension ")
              << i << " at " << *off << " runs out of the source";
+  }
+  // A swizzled tile's slice starts on a swizzle atom (8 lines of its width):
+  // its accesses swizzle their offsets from the slice's corner, and the
+  // tensor cores read it from there, so a corner inside an atom would put
+  // every element of the lines the swizzle moves in the wrong place.
+  SharedLayoutAttr layout = src.getSharedLayout();
+  if (layout && layout.getSwizzle()) {
+    int64_t width = layout.getSwizzle();
+    int64_t bytes = getElementBytes(src.getElementType());
+    OperandRange offs = getOffsets();
+    int64_t row = knownMultiple(offs[offs.size() - 2]);
+    int64_t col = knownMultiple(offs.back());
+    if ((row * layout.getPitch()) % (8 * width) != 0)
+      return emitOpError("starts at a row only known to be a multiple of ")
+             << row << ", inside a swizzle atom of " << (8 * width) / layout.getPitch()
+             << " rows";
+    if ((col * bytes) % width != 0)
+      return emitOpError("starts at a column only known to be a multiple of ")
+             << col << " (" << col * bytes << " bytes), inside a " << width
+             << "-byte swizzle atom";
   }
   return success();
 }
