@@ -151,7 +151,8 @@ tile.kernel @slice_rows(%i: index) warpgroups(1) {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %a = tile.alloc : !tile.smem<64x64xbf16>
-  // expected-error @+1 {{row offset 4 splits the 8-row atoms of a swizzled tile}}
+  // The slice's verifier, once the pass gave the tile its swizzle:
+  // expected-error @+1 {{starts at a row only known to be a multiple of 4, inside a swizzle atom of 8 rows}}
   %s = tile.slice %a[%c4, %c0] : !tile.smem<64x64xbf16> to !tile.smem<8x64xbf16>
 }
 // -----
@@ -159,8 +160,18 @@ tile.kernel @slice_columns() warpgroups(1) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
   %a = tile.alloc : !tile.smem<64x128xbf16>
-  // expected-error @+1 {{column offset 8 splits a 128-byte column block}}
+  // expected-error @+1 {{starts at a column only known to be a multiple of 8 (16 bytes), inside a 128-byte swizzle atom}}
   %s = tile.slice %a[%c0, %c8] : !tile.smem<64x128xbf16> to !tile.smem<64x64xbf16>
+}
+// -----
+tile.kernel @slice_across_blocks() warpgroups(1) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %a = tile.alloc : !tile.smem<8x128xf32, #tile.shared<swizzle = 0, pitch = 256, block_stride = 2048>>
+  // An unswizzled tile's slice may start inside a column block, not run past it.
+  %in = tile.slice %a[%c0, %c32] : !tile.smem<8x128xf32, #tile.shared<swizzle = 0, pitch = 256, block_stride = 2048>> to !tile.smem<8x32xf32>
+  // expected-error @+1 {{column offset 32 runs across a 256-byte column block}}
+  %s = tile.slice %a[%c0, %c32] : !tile.smem<8x128xf32, #tile.shared<swizzle = 0, pitch = 256, block_stride = 2048>> to !tile.smem<8x64xf32>
 }
 // -----
 tile.kernel @slice_layout() warpgroups(1) {
