@@ -136,11 +136,12 @@ int64_t sparse_mla::tile::getSharedLinearOffset(SharedLayoutAttr layout,
 SharedLayoutAttr
 sparse_mla::tile::getDefaultSharedLayout(MLIRContext *ctx,
                                          ArrayRef<int64_t> shape,
-                                         unsigned elementBytes) {
+                                         unsigned elementBytes,
+                                         int64_t maxSwizzle) {
   int64_t rows = shape[shape.size() - 2];
   int64_t rowBytes = shape.back() * elementBytes;
   for (unsigned s : {128u, 64u, 32u})
-    if (rowBytes % s == 0 && rows % 8 == 0)
+    if (s <= maxSwizzle && rowBytes % s == 0 && rows % 8 == 0)
       return SharedLayoutAttr::get(ctx, s, s, rows * s);
   return SharedLayoutAttr::get(ctx, 0, rowBytes, rows * rowBytes);
 }

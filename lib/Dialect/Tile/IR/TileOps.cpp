@@ -394,9 +394,7 @@ LogicalResult AllocOp::verify() {
   return success();
 }
 
-/// A number `v` is known to be a multiple of (1: nothing known), from the
-/// arithmetic that computes it; constants give themselves (0: any multiple).
-static int64_t knownMultiple(Value v) {
+int64_t sparse_mla::tile::knownMultiple(Value v) {
   constexpr int64_t kAny = int64_t(1) << 30;
   if (std::optional<int64_t> c = getConstantIntValue(v))
     return *c ? std::min<int64_t>(std::abs(*c), kAny) : kAny;

@@ -299,16 +299,31 @@ struct TileAssignLayoutsPass
       v.setType(regType(v).withLayout(l));
   }
 
+  /// The widest swizzle whose atoms the column slices of `alloc` keep
+  /// whole: a slice's corner must start an atom (tile.slice's rule), so
+  /// warpgroups that each write their columns of one tile get atoms of
+  /// their width.
+  static int64_t widestSwizzleForSlices(AllocOp alloc, unsigned elementBytes) {
+    int64_t widest = 128;
+    for (Operation *user : alloc->getUsers())
+      if (auto slice = dyn_cast<SliceOp>(user); slice && slice.getSource() == alloc)
+        while (widest > 16 &&
+               (knownMultiple(slice.getOffsets().back()) * elementBytes) % widest)
+          widest /= 2;
+    return widest;
+  }
+
   /// Default swizzles for allocations; slices inherit their parent's layout.
   LogicalResult assignSharedLayouts(KernelOp kernel) {
     WalkResult r = kernel.walk([&](Operation *op) -> WalkResult {
       if (auto alloc = dyn_cast<AllocOp>(op)) {
         auto type = cast<SmemTileType>(alloc.getType());
+        unsigned e = getElementBytes(type.getElementType());
         if (!type.getLayout())
           alloc.getResult().setType(SmemTileType::get(
               type.getShape(), type.getElementType(),
-              getDefaultSharedLayout(op->getContext(), type.getShape(),
-                                     getElementBytes(type.getElementType()))));
+              getDefaultSharedLayout(op->getContext(), type.getShape(), e,
+                                     widestSwizzleForSlices(alloc, e))));
         return WalkResult::advance();
       }
       auto slice = dyn_cast<SliceOp>(op);

@@ -121,10 +121,12 @@ int64_t getSharedLinearOffset(SharedLayoutAttr layout, unsigned elementBytes,
                               int64_t row, int64_t col);
 
 /// The shared layout the layout pass gives a fresh allocation: the widest
-/// swizzle (128, 64 or 32 bytes) that divides the row, blocks of 8-row atoms.
+/// swizzle (128, 64 or 32 bytes, at most `maxSwizzle`) that divides the row,
+/// blocks of 8-row atoms; unswizzled where none does.
 SharedLayoutAttr getDefaultSharedLayout(mlir::MLIRContext *ctx,
                                         llvm::ArrayRef<int64_t> shape,
-                                        unsigned elementBytes);
+                                        unsigned elementBytes,
+                                        int64_t maxSwizzle = 128);
 
 /// Bytes one stage of a shared tile occupies (rounded up to its alignment).
 int64_t getSharedTileBytes(SmemTileType type);

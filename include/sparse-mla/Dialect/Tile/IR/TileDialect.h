@@ -131,6 +131,9 @@ std::pair<int64_t, int64_t> getRunningWarpgroups(mlir::Operation *op);
 /// The registers a thread running `op` may use: its partition's
 /// `setmaxnreg` budget, at most what one thread may address.
 int64_t getRegisterBudget(mlir::Operation *op);
+/// What an index or integer `v` is known to be a multiple of, from the
+/// arithmetic that computes it (1: nothing known; a constant 0: any).
+int64_t knownMultiple(mlir::Value v);
 
 } // namespace sparse_mla::tile
 
