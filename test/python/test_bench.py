@@ -85,3 +85,36 @@ def test_forward_and_training_step_rows_get_their_own_tables_and_flops():
     assert "| x per token | flashmla_sm90 ms | x flashmla_sm90 |" in md
     assert "| 4096 | 4096 | 16 | 4 | 0.50 | 300 | 1.50 | 3.00 | 1.00 | 2.00 |" in md
     assert "training step" not in md
+
+
+def test_the_forward_times_the_kl_target_and_the_step_pairs_flashmla_with_cudnn(monkeypatch):
+    # The forward's peers include our forward with the indexer's target
+    # (its "x" in the table is that target's cost).
+    assert "with_kl_target" in bench.peers(False, pass_="fwd")
+    md = bench.table(run([dict(row("sparse_mla", 4096, 64, 3.0, tile_tokens=1), **{"pass": "fwd"}),
+                          dict(row("with_kl_target", 4096, 64, 4.5), **{"pass": "fwd"})]))
+    assert "| with_kl_target ms | x with_kl_target |" in md and "| 4.50 | 1.50 |" in md
+    # The training step: FlashMLA's forward, then cuDNN's backward on its o
+    # and lse, where both are there (stand-ins here, called in that order).
+    calls = []
+    backward = bench.peers
+
+    def peers(with_reference, deterministic=False, pass_="bwd"):
+        found = backward(with_reference, deterministic, pass_)
+        if pass_ == "bwd":
+            found["cudnn_fe_sm90"] = lambda q, kv, o, do, idx, lse: calls.append(("bwd", o, lse))
+        return found
+
+    def flashmla(library):
+        assert library == "lib.so"
+        return lambda q, kv, o, do, idx, lse: (calls.append("fwd") or (q * 2, lse * 3))
+
+    monkeypatch.setattr(bench, "peers", peers)
+    monkeypatch.setattr(bench, "flashmla", flashmla)
+    monkeypatch.setenv("SPARSE_MLA_FLASHMLA_LIB", "lib.so")
+    step = bench.peers(False, pass_="step")
+    assert set(step) == {"sparse_mla", "flashmla_cudnn"}
+    q, lse = torch.ones(2, 3), torch.ones(2)
+    step["flashmla_cudnn"](q, None, None, None, None, lse)
+    assert calls[0] == "fwd" and calls[1][0] == "bwd"
+    assert torch.equal(calls[1][1], q * 2) and torch.equal(calls[1][2], lse * 3)
