@@ -13,8 +13,8 @@ workspace decides.
 With --measure (a GPU, cuDNN-frontend importable as for the benchmark) it
 measures instead, on the benchmark's inputs (random pattern): peak memory
 minus the outputs (dq, dkv) of one call of ours at each union budget (the
-default's 256 MiB through no workspace; a smaller one through a workspace of
-that plan's size, allocated inside the measured span) and of cuDNN's
+default, plan.UNION_BYTES, through no workspace; another through a workspace
+of that plan's size, allocated inside the measured span) and of cuDNN's
 wrapper, with each call's median time (CUDA events, L2 flushed).
 """
 import argparse
@@ -84,7 +84,7 @@ def measured(shapes, budgets, reps):
         for b in budgets:
             def call(b=b):
                 kw = {}
-                if b != 256:
+                if b << 20 != sparse_mla.plan.UNION_BYTES:   # the default: no workspace
                     kw["workspace"] = torch.empty(sparse_mla.workspace_bytes(
                         *args, union_bytes=b << 20), dtype=torch.uint8, device="cuda")
                 return sparse_mla.sparse_mla_bwd(*args, lse_base2=False, **kw)
@@ -109,6 +109,8 @@ def main():
     a = ap.parse_args()
     budgets = [int(b) for b in a.budgets.split(",")]
     if a.measure:
+        if a.deterministic:
+            ap.error("--measure measures the default mode, as cuDNN's call runs")
         return measured(a.shapes.split(","), budgets, a.reps)
     mb = 1e6
     print(f"Scratch by formula (MB), topk {TOPK}, D_tail {D_TAIL}, S = Skv, "

@@ -33,9 +33,9 @@
 //     the other dKV columns 64 at a time (tile-split-d) and scatters them.
 // Warpgroup 1 sets the pace; giving warpgroup 0 two of its pieces measured
 // faster than one or three (bench/NOTES.md).
-// K, and P^T with dS^T, go from warpgroup 0 to both on two channels that
-// tile-split-partitions inserts (one slot per computed block) and
-// tile-lower-channels turns into mbarriers.
+// K, and P^T with dS^T, go from warpgroup 0 to both on two channels
+// (one slot per computed block) that the compiler inserts and lowers
+// (tile-split-partitions, tile-lower-channels).
 // At long context the slots are in key order (the union, also per token)
 // and warpgroup 1 keeps the CTAs that run together on one range of keys
 // (smla.key_clock), so that the dKV rows they add into stay in L2.
