@@ -66,6 +66,8 @@ def _ours(q, kv, out, dout, lse, attn_sink, topk_idxs, topk_length):
     if q.dim() != 3:
         raise ValueError(f"q must be 3-D (total_S_q, H, D), got shape {tuple(q.shape)}")
     total_s_q, heads, dim = q.shape
+    if dim not in (512, 576):
+        raise ValueError(f"head_dim must be 512 or 576, got {dim}")
     if kv.dim() != 2 or kv.shape[1] != dim:
         raise ValueError(f"kv must have shape (total_S_kv, {dim}), got {tuple(kv.shape)}")
     if topk_idxs.dim() != 2 or topk_idxs.shape[0] != total_s_q:
@@ -79,6 +81,16 @@ def _ours(q, kv, out, dout, lse, attn_sink, topk_idxs, topk_length):
                          f"{tuple(getattr(topk_length, 'shape', ()))}")
     return (q, kv.unsqueeze(1), out, dout, topk_idxs.unsqueeze(1), lse), \
         dict(attn_sink=attn_sink, topk_length=topk_length)
+
+
+def _devices(q, **tensors):
+    """cuDNN's device rules, in its words, after the shapes: q on a CUDA
+    device, and every other tensor given (None: absent) on q's."""
+    if q.device.type != "cuda":
+        raise ValueError(f"Q must live on CUDA, got {q.device}")
+    for name, t in tensors.items():
+        if isinstance(t, torch.Tensor) and t.device != q.device:
+            raise ValueError(f"{name} must share Q's device ({q.device}), got {t.device}")
 
 
 def _options(block_tile, q_cluster_mode, deterministic):
@@ -110,6 +122,15 @@ class SparseAttentionBackward:
     def check_support(self):
         _options(self.block_tile, self.q_cluster_mode, self.deterministic)
         args, extra = _ours(*self.samples)
+        _devices(*self.samples[:1], **dict(zip(("kv", "out", "dout", "lse", "attn_sink",
+                                                 "topk_idxs", "topk_length"), self.samples[1:])))
+        # cuDNN's plans take contiguous tensors (sparse_mla_bwd itself also
+        # reads row views in place).
+        names = ("q", "kv", "out", "dout", "lse", "attn_sink", "topk_idxs", "topk_length")
+        for name, t in zip(names, self.samples):
+            if isinstance(t, torch.Tensor) and not t.is_contiguous():
+                raise NotImplementedError(f"SparseAttentionBackward supports contiguous {name}; "
+                                          f"got shape {tuple(t.shape)} strides {t.stride()}")
         checks.extras(checks.shapes(*args), extra["topk_length"], extra["attn_sink"], 0)
         checks.sm_scale(self.softmax_scale, self.samples[0].shape[-1])
         return True
@@ -139,6 +160,18 @@ def _run(q, kv, out, dout, lse, attn_sink, topk_idxs, softmax_scale, topk_length
     args, extra = _ours(q, kv, out, dout, lse, attn_sink, topk_idxs, topk_length)
     if dkv is not None:
         checks.output("dkv", dkv, kv, (torch.bfloat16, torch.float32))
+    checks.shapes(*args)
+    _devices(q, kv=kv, out=out, dout=dout, lse=lse, attn_sink=attn_sink, topk_idxs=topk_idxs,
+             topk_length=topk_length, dq=dq, dkv=dkv, d_sink=d_sink)
+    if isinstance(workspace, torch.Tensor):
+        # cuDNN's contract: the whole scratch_workspace_bytes() on q's device
+        # (sparse_mla_bwd itself also runs in less, in more launches).
+        if workspace.device != q.device:
+            raise ValueError(f"workspace must be on q's device ({q.device}), got {workspace.device}")
+        need = workspace_bytes(*args, attn_sink=extra["attn_sink"], deterministic=deterministic)
+        if workspace.numel() * workspace.element_size() < need:
+            raise ValueError(f"sparse_attention_backward requires a {need}-byte workspace, got "
+                             f"{workspace.numel() * workspace.element_size()} bytes")
     with _stream(stream, q.device):
         dq_out, dkv_out, d_sink_out = sparse_mla_bwd(
             *args, softmax_scale, is_causal=False, lse_base2=False, deterministic=deterministic,

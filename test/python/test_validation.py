@@ -394,6 +394,7 @@ def recorded_launches(monkeypatch, *args, call=None, **kwargs):
             return 0
     monkeypatch.setattr(_runtime, "_library", lambda: Library())
     monkeypatch.setattr(sparse_mla.checks, "check_devices", lambda **_: None)
+    monkeypatch.setattr("sparse_mla.cudnn._devices", lambda *_, **__: None)
     monkeypatch.setattr(sparse_mla.bwd, "stream_of", lambda device: 0)
     monkeypatch.setattr(sparse_mla.ops, "stream_of", lambda device: 0)
     monkeypatch.setattr(sparse_mla.fwd, "stream_of", lambda device: 0)
@@ -830,16 +831,37 @@ def test_cudnn_call_rejects_what_cudnn_rejects(pos, bad, exc, match):
     (dict(q_cluster_mode="pairs"), ValueError, "q_cluster_mode must be 'off' or 'adaptive_pair'"),
     (dict(deterministic=1), TypeError, "deterministic must be a bool"),
     (dict(dkv=torch.zeros(40, 576, dtype=torch.float16)), TypeError, "dkv must be a torch.Tensor"),
-    (dict(workspace=torch.zeros(8, dtype=torch.uint8)), ValueError, "workspace must hold"),
+    (dict(workspace=torch.zeros(8, dtype=torch.uint8)), ValueError,
+     r"requires a \d+-byte workspace, got 8 bytes"),
 ])
-def test_cudnn_call_checks_its_options(kw, exc, match):
+def test_cudnn_call_checks_its_options(kw, exc, match, monkeypatch):
     from sparse_mla import cudnn
+    monkeypatch.setattr(cudnn, "_devices", lambda *_, **__: None)   # CPU tensors stand in
     with pytest.raises(exc, match=match):
         cudnn.sparse_attention_backward_wrapper(*cudnn_args(), **kw)
 
 
-def test_cudnn_plan_object_sizes_its_workspace_and_wants_its_outputs():
+def test_cudnn_call_checks_devices_head_dim_and_contiguity_as_cudnn(monkeypatch):
+    # cuDNN's words, which its own tests match: q on CUDA, the others on q's
+    # device, head_dim 512 or 576, and contiguous samples for the plan.
     from sparse_mla import cudnn
+    args = cudnn_args()
+    with pytest.raises(ValueError, match="Q must live on CUDA"):
+        cudnn.sparse_attention_backward_wrapper(*args)
+    with pytest.raises(ValueError, match="Q must live on CUDA"):
+        cudnn.SparseAttentionBackward(*args).check_support()
+    with pytest.raises(ValueError, match="head_dim must be 512 or 576"):
+        cudnn.SparseAttentionBackward(*cudnn_args(d=128)).check_support()
+    kv = torch.zeros(40, 2 * 576, dtype=torch.bfloat16)[:, :576]
+    strided = args[:1] + [kv] + args[2:]
+    monkeypatch.setattr(cudnn, "_devices", lambda *_, **__: None)   # CPU tensors stand in
+    with pytest.raises(NotImplementedError, match=r"contiguous kv; got shape .* strides"):
+        cudnn.SparseAttentionBackward(*strided).check_support()
+
+
+def test_cudnn_plan_object_sizes_its_workspace_and_wants_its_outputs(monkeypatch):
+    from sparse_mla import cudnn
+    monkeypatch.setattr(cudnn, "_devices", lambda *_, **__: None)   # CPU tensors stand in
     args = cudnn_args()
     plan = cudnn.SparseAttentionBackward(*args, deterministic=True)
     assert plan.check_support() and plan.compile() is None
