@@ -1,7 +1,8 @@
 // The sparse-MLA forward (DESIGN.md section 8).
 //
 // One CTA per (tile of T adjacent query tokens, kv group, block of up to 64
-// (token, head) columns), two warpgroups, each with its own columns. Its
+// (token, head) columns), two warpgroups, each with the scores of its own
+// columns and half of O's D columns for all of the CTA's columns. Its
 // slots are those of the backward (kernels/sparse_mla_bwd.mlir): with T = 1
 // the token's topk indices, with T > 1 the union of its tokens' keys, each
 // slot with the bits of the tokens that picked it; a key the tokens share is
@@ -18,6 +19,11 @@
 //     P^T   = exp2(S^T - m'),   l = l * exp2(m - m') + sum_j P^T
 //     O^T   = O^T * exp2(m - m') + V^T P^T       (V = first D columns of K;
 //                                                 P^T rounded to bf16)
+// The scores and the softmax of a column are its warpgroup's; O^T is split
+// by D, so each warpgroup's product reads all of P^T and the other's
+// factors exp2(m - m'), handed over in shared memory: V_w^T P^T is 256 x
+// 64 (16 wgmma m64n64k16) where each warpgroup's own columns would be
+// 512 x 32 (32 m64n32k16, twice the operand bytes read).
 //   o = O^T^T / (l + exp2(sink2 - m)),  lse2 = m + log2 l   (keys only)
 // A column with no valid key has l = 0: o = 0 and lse = +inf. o and lse
 // are written once, by the column's warpgroup: no atomics, so they are the
@@ -25,22 +31,26 @@
 //
 // K's gather runs a block ahead of the GEMMs (tile.pipelined_for); both
 // warpgroups gather it and read it. The shape parameters: {hw} columns per
-// warpgroup, {d} = D, {dqk} = D + D_tail, {hp} = 2 hw columns per CTA.
+// warpgroup, {d} = D, {dqk} = D + D_tail, {hp} = 2 hw columns per CTA,
+// {dh} = D / 2 columns of O per warpgroup.
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
-!v_block = !tile.smem<64x{d}xbf16>        // their V part
+!v_half = !tile.smem<64x{dh}xbf16>       // a warpgroup's half of their V part
 !q_cols = !tile.smem<{hp}x{dqk}xbf16>     // Q of the CTA's columns
 !q_wg = !tile.smem<{hw}x{dqk}xbf16>       // a warpgroup's part of them
-!probs = !tile.smem<2x64x{hw}xbf16>       // P^T of each warpgroup's columns
-!probs_wg = !tile.smem<64x{hw}xbf16>      // a warpgroup's (a tile of its own: a GEMM
-                                          // operand starts on its swizzle atom)
+!probs = !tile.smem<64x{hp}xbf16>         // P^T of the CTA's columns
+!probs_wg = !tile.smem<64x{hw}xbf16>      // a warpgroup's columns of it (written)
+!col_table = !tile.smem<1x{hp}xf32>       // a value per CTA column
+!col_table_wg = !tile.smem<1x{hw}xf32>    // the warpgroup's columns of it
 !scores = !tile.reg<64x{hw}xf32>          // slots x the warpgroup's columns
 !slot_words = !tile.reg<64x{hw}xi32>
 !slots = !tile.reg<64xi32>
 !col_vec = !tile.reg<{hw}xf32>
 !col_idx = !tile.reg<{hw}xi32>
-!o_acc = !tile.reg<{d}x{hw}xf32>          // O^T of the warpgroup's columns
-!o_out = !tile.reg<{d}x{hw}xbf16>
+!cta_vec = !tile.reg<{hp}xf32>
+!cta_idx = !tile.reg<{hp}xi32>
+!o_acc = !tile.reg<{dh}x{hp}xf32>         // O^T: the warpgroup's half of D, all columns
+!o_out = !tile.reg<{dh}x{hp}xbf16>
 !rows = memref<?x?xbf16, strided<[?, 1]>> // rows of a matrix, or of a view of one
 
 tile.kernel @sparse_mla_fwd(
@@ -69,7 +79,7 @@ tile.kernel @sparse_mla_fwd(
     %lse_scale: f32) warpgroups(2) // 1 for a base-2 lse, ln(2) for a natural one
     grid([b : %batch, tile : %seq_len ceildiv %tile_tokens] window(slot : %tiles from %first_tile),
          [g : %groups, hb : %heads_per_group ceildiv {hp}])
-    derive([hp] = affine_map<()[hw] -> (hw * 2)>[hw])   // columns per CTA
+    derive([hp, dh] = affine_map<()[hw, d] -> (hw * 2, d floordiv 2)>[hw, d])
     variants([{hw = 16, d = 512, dqk = 576}, {hw = 16, d = 512, dqk = 512},
               {hw = 32, d = 512, dqk = 576}, {hw = 32, d = 512, dqk = 512}]) {
   %c0 = arith.constant 0 : index
@@ -122,7 +132,11 @@ tile.kernel @sparse_mla_fwd(
       : !rows, !col_idx, !q_wg
   tile.wait %tq
   %sp = tile.alloc : !probs
-  %p_w = tile.slice %sp[%wg, %c0, %c0] : !probs to !probs_wg
+  %p_w = tile.slice %sp[%c0, %c_first] : !probs to !probs_wg
+  %table = tile.alloc : !col_table
+  %table_w = tile.slice %table[%c0, %c_first] : !col_table to !col_table_wg
+  %dh = tile.param "dh" : index
+  %d_first = arith.muli %wg, %dh : index
 
   // A slot's key k is valid if 0 <= k < Skv and, when causal, k <= the
   // position (q_offset + s) of the tile's last token (the bits say which
@@ -213,18 +227,22 @@ tile.kernel @sparse_mla_fwd(
         %r = arith.addf %scaled, %pv : f32
         tile.yield %r : f32
       }
-      // P^T in shared memory for the GEMM: every thread's part written (and
-      // fenced for wgmma's async proxy) before it reads.
+      // The columns' P^T and factors for both warpgroups' products: every
+      // thread's part written (and fenced for wgmma's async proxy) before
+      // they read. The other warpgroup read the previous block's before the
+      // wait for this block's K.
       tile.write %p_t, %p_w : !scores, !probs_wg
+      tile.write %alpha, %table_w : !col_vec, !col_table_wg
       tile.barrier
-      %alpha_o = tile.broadcast %alpha along 0 : !col_vec -> !o_acc
+      %alpha_all = tile.read %table : !col_table -> !cta_vec
+      %alpha_o = tile.broadcast %alpha_all along 0 : !cta_vec -> !o_acc
       %o_scaled = tile.map %o_run, %alpha_o : !o_acc, !o_acc -> !o_acc {
       ^bb0(%ov: f32, %al: f32):
         %r = arith.mulf %ov, %al : f32
         tile.yield %r : f32
       }
-      %v = tile.slice %sk[%c0, %c0] : !kv_block to !v_block
-      %o_new = tile.gemm %v, %p_w, %o_scaled {transpose_a} : !v_block, !probs_wg, !o_acc
+      %v = tile.slice %sk[%c0, %d_first] : !kv_block to !v_half
+      %o_new = tile.gemm %v, %sp, %o_scaled {transpose_a} : !v_half, !probs, !o_acc
       scf.yield %o_new, %m_new, %l_new : !o_acc, !col_vec, !scores
     } else {
       scf.yield %o_run, %m_run, %l_run : !o_acc, !col_vec, !scores
@@ -261,14 +279,22 @@ tile.kernel @sparse_mla_fwd(
     %r = arith.select %empty, %zero, %inv_den : f32
     tile.yield %r : f32
   }
-  %inv_o = tile.broadcast %inv along 0 : !col_vec -> !o_acc
+  // Both halves of O^T need every column's factor: through the table, once
+  // the other warpgroup has read the last block's from it.
+  tile.barrier
+  tile.write %inv, %table_w : !col_vec, !col_table_wg
+  tile.barrier
+  %inv_all = tile.read %table : !col_table -> !cta_vec
+  %inv_o = tile.broadcast %inv_all along 0 : !cta_vec -> !o_acc
   %o_bf16 = tile.map %o_t, %inv_o : !o_acc, !o_acc -> !o_out {
   ^bb0(%ov: f32, %iv: f32):
     %scaled = arith.mulf %ov, %iv : f32
     %r = arith.truncf %scaled : f32 to bf16
     tile.yield %r : bf16
   }
-  tile.store_rows %o_bf16, %o[%rows_c, %c0] {transpose} : !o_out, !rows, !col_idx
+  %rows_all, %token_all = smla.columns from %c0 tokens %t0 count %tn heads %h0
+      count %h_left per_token %cpt row_heads %heads : !cta_idx
+  tile.store_rows %o_bf16, %o[%rows_all, %d_first] {transpose} : !o_out, !rows, !cta_idx
   %lse_cols = tile.map %l, %m : !col_vec, !col_vec -> !col_vec {
   ^bb0(%lv: f32, %mv: f32):
     %lg = math.log2 %lv : f32
