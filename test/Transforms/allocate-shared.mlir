@@ -42,10 +42,10 @@ tile.kernel @padded() warpgroups(1) {
 // -----
 // A scan whose rows span the warps of a warpgroup needs scratch for their
 // totals: 2 runs of a thread x 4 warps x 4 bytes per warpgroup, after the
-// tiles, for each warpgroup.
+// tiles, for each warpgroup: warpgroup 0's at 64, a stride of 32.
 // CHECK-LABEL: tile.kernel @scan_scratch
 // CHECK-SAME: tile.shared_bytes = 128
-// CHECK: tile.scan  add %{{.*}} {scratch = 64 : i64}
+// CHECK: tile.scan  add %{{.*}} {scratch = array<i64: 64, 32>}
 tile.kernel @scan_scratch() warpgroups(2) {
   %a = tile.alloc : !tile.smem<1x16xi32>
   %x = tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
@@ -56,7 +56,7 @@ tile.kernel @scan_scratch() warpgroups(2) {
 // has its own total per run (1 run x 4 warps x 4 bytes).
 // CHECK-LABEL: tile.kernel @scan_two_rows
 // CHECK-SAME: tile.shared_bytes = 80
-// CHECK: tile.scan  add %{{.*}} {scratch = 64 : i64}
+// CHECK: tile.scan  add %{{.*}} {scratch = array<i64: 64, 16>}
 tile.kernel @scan_two_rows() warpgroups(1) {
   %a = tile.alloc : !tile.smem<1x16xi32>
   %x = tile.iota along 1 : !tile.reg<2x256xi32, #tile.blocked<vector = 4, lanes = 64>>
@@ -67,10 +67,24 @@ tile.kernel @scan_two_rows() warpgroups(1) {
 // to the same layout, none.
 // CHECK-LABEL: tile.kernel @convert_scratch
 // CHECK-SAME: tile.shared_bytes = 32768
-// CHECK: tile.convert_layout %{{.*}} {scratch = 0 : i64}
+// CHECK: tile.convert_layout %{{.*}} {scratch = array<i64: 0, 16384>}
 // CHECK-NOT: scratch
 tile.kernel @convert_scratch(%x: f32) warpgroups(2) {
   %b = tile.splat %x : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
   %m = tile.convert_layout %b : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
   %s = tile.convert_layout %m : !tile.reg<64x64xf32, #tile.mma> -> !tile.reg<64x64xf32, #tile.mma>
+}
+// -----
+// Ops that exchange values share their warpgroup's region, as large as the
+// largest op's (each begins with a barrier of its warpgroup): a 16 KiB
+// conversion and a 32-byte scan take 2 x 16 KiB, not 2 x (16 KiB + 32).
+// CHECK-LABEL: tile.kernel @shared_scratch
+// CHECK-SAME: tile.shared_bytes = 32768
+// CHECK: tile.convert_layout %{{.*}} {scratch = array<i64: 0, 16384>}
+// CHECK: tile.scan  add %{{.*}} {scratch = array<i64: 0, 16384>}
+tile.kernel @shared_scratch(%x: f32) warpgroups(2) {
+  %b = tile.splat %x : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
+  %m = tile.convert_layout %b : !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>> -> !tile.reg<64x64xf32, #tile.mma>
+  %i = tile.iota along 1 : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
+  %s = tile.scan add %i : !tile.reg<1x1024xi32, #tile.blocked<vector = 4, lanes = 128>>
 }

@@ -491,7 +491,7 @@ tile.kernel @acc_loaded(%m: memref<?x?xf32>) warpgroups(2) {
   %k = tile.alloc : !k
   %ds = tile.alloc : !ds
   tile.warp_specialize registers([240, 240]) {
-    // expected-error @+1 {{computes rows that a tile.gemm shares between partitions; only splats, maps, loops and branches may carry them}}
+    // expected-error @+1 {{computes rows that a tile.gemm shares between partitions; only splats, broadcasts along rows, maps, loops and branches may carry them}}
     %init = tile.load %m[%c0, %c0] : memref<?x?xf32> -> !acc
     %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 64>}
         : !k, !ds, !acc

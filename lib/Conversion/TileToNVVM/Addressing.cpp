@@ -91,9 +91,10 @@ Value sparse_mla::tile::bytePointer(OpBuilder &b, Location loc, Value base,
 }
 
 Value sparse_mla::tile::warpgroupScratch(OpBuilder &b, Location loc, ScratchOpInterface op) {
+  auto [offset, stride] = *op.getScratchPlace();
   Value region = arith::AddIOp::create(
-      b, loc, i32Const(b, loc, *op.getScratchOffset()),
-      arith::MulIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, op.getScratchBytes())));
+      b, loc, i32Const(b, loc, offset),
+      arith::MulIOp::create(b, loc, warpgroupIndex(b, loc), i32Const(b, loc, stride)));
   return bytePointer(b, loc, sharedBasePointer(b, loc), region);
 }
 

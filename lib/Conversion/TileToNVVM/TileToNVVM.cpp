@@ -58,7 +58,7 @@ static LogicalResult requirePlaced(KernelOp kernel) {
     auto alloc = dyn_cast<AllocOp>(op);
     auto scratch = dyn_cast<ScratchOpInterface>(op);
     if ((alloc && !alloc.getOffset()) ||
-        (scratch && scratch.getScratchBytes() && !scratch.getScratchOffset())) {
+        (scratch && scratch.getScratchBytes() && !scratch.getScratchPlace())) {
       op->emitOpError("has no shared-memory offset: run tile-allocate-shared first");
       return WalkResult::interrupt();
     }

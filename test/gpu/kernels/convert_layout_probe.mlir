@@ -8,7 +8,8 @@
 // w, w + 2, ...), loads one in a coalesced layout, converts it to the wgmma
 // accumulator's, adds 1, stores that to `mma_out`, converts it back and
 // stores it to `back_out`. Both must equal src + 1 for any number of rows;
-// the conversions of one block reuse the scratch of the one before.
+// the two conversions share one scratch region per warpgroup, and each
+// block's reuse that of the block before.
 // The PTX: per conversion, the warpgroup's barrier, its stores into its
 // scratch, the barrier again, its loads in the other layout.
 // CHECK: bar.sync %r{{[0-9]+}}, 128;
@@ -19,8 +20,9 @@
 // CHECK: st.shared.v2.b32
 // CHECK: bar.sync %r{{[0-9]+}}, 128;
 // CHECK: ld.shared.v4.b32
-// Two conversions of 16 KiB for each of two warpgroups:
-// JSON: "shared_bytes": 65536,
+// One region of 16 KiB, shared by the two conversions, for each of two
+// warpgroups:
+// JSON: "shared_bytes": 32768,
 !coalesced = !tile.reg<64x64xf32, #tile.blocked<vector = 4, lanes = 16>>
 !acc = !tile.reg<64x64xf32, #tile.mma>
 tile.kernel @convert_layout_probe(%src: memref<?x64xf32>, %mma_out: memref<?x64xf32>,

@@ -188,6 +188,12 @@ ParseResult WarpSpecializeOp::parse(OpAsmParser &parser, OperationState &result)
       parser.parseCustomAttributeWithFallback(registers, Type{}) || parser.parseRParen())
     return failure();
   props.registers = registers;
+  if (succeeded(parser.parseOptionalKeyword("stages"))) {
+    int64_t stages;
+    if (parser.parseLParen() || parser.parseInteger(stages) || parser.parseRParen())
+      return failure();
+    props.stages = parser.getBuilder().getI64IntegerAttr(stages);
+  }
   do {
     if (parser.parseRegion(*result.addRegion()))
       return failure();
@@ -204,6 +210,8 @@ void WarpSpecializeOp::print(OpAsmPrinter &p) {
   p << " registers(";
   p.printStrippedAttrOrType(getRegistersAttr());
   p << ")";
+  if (std::optional<int64_t> stages = getStages())
+    p << " stages(" << *stages << ")";
   llvm::interleave(
       getPartitions(), p,
       [&](Region &r) {
@@ -211,11 +219,13 @@ void WarpSpecializeOp::print(OpAsmPrinter &p) {
         p.printRegion(r, /*printEntryBlockArgs=*/false);
       },
       ",");
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {getRegistersAttrName(), getWarpgroupsAttrName()});
+  p.printOptionalAttrDict((*this)->getAttrs(), {getRegistersAttrName(), getWarpgroupsAttrName(),
+                                                getStagesAttrName()});
 }
 
 LogicalResult WarpSpecializeOp::verify() {
+  if (std::optional<int64_t> stages = getStages(); stages && *stages < 1)
+    return emitOpError("gives its channels at least one stage, not ") << *stages;
   ArrayRef<int64_t> regs = getRegisters();
   // One region may hold every partition until tile-split-partitions.
   size_t regions = isUnsplit() ? regs.size() : getPartitions().size();

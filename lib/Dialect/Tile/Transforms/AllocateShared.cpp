@@ -4,8 +4,8 @@
 // tiles first, each stage on a 1024-byte boundary (the largest swizzle
 // pattern, 128 B x 8 rows, must line up with the hardware's address bits),
 // then the others on 16 bytes, then the scratch of ops that exchange values
-// between warps, one region per warpgroup (warpgroup w's at offset + w *
-// bytes).
+// between warps: one region per warpgroup, as large as the largest op's,
+// which they share (each begins with a barrier of its warpgroup).
 //
 //===----------------------------------------------------------------------===//
 #include "sparse-mla/Dialect/Tile/Transforms/Passes.h"
@@ -37,8 +37,8 @@ struct TileAllocateSharedPass
     Builder b(&getContext());
     for (auto [alloc, offset] : plan.tiles)
       alloc.setOffsetAttr(b.getI64IntegerAttr(offset));
-    for (auto [op, offset] : plan.scratch)
-      op.setScratchOffset(offset);
+    for (ScratchOpInterface op : plan.scratch)
+      op.setScratchPlace(plan.scratchOffset, plan.scratchStride);
     kernel->setAttr(kSharedBytesAttr, b.getI64IntegerAttr(plan.bytes));
   }
 };

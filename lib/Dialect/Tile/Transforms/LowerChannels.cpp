@@ -371,32 +371,63 @@ struct TileLowerChannelsPass
     : public sparse_mla::tile::impl::TileLowerChannelsPassBase<TileLowerChannelsPass> {
   using Base::Base;
 
-  /// Each channel up to `stages` stages, one more at a time while the
-  /// kernel's shared memory holds them, the smallest rings first (the
-  /// memory buys the most stages).
+  /// The most stages `op` may get: the pass's `stages` where given, else
+  /// those of the tile.warp_specialize its partitions run in (none: as
+  /// typed).
+  int64_t mostStages(ChannelOp op) {
+    if (stages > 0)
+      return stages;
+    for (Operation *user : op->getUsers())
+      if (auto ws = user->getParentOfType<WarpSpecializeOp>())
+        if (std::optional<int64_t> n = ws.getStages())
+          return *n;
+    return op.getType().getStages();
+  }
+
+  /// Whether copies fill `op`'s slots (a put_exit waits for them): its
+  /// depth hides their latency, so it gets stages first.
+  static bool filledByCopies(ChannelOp op) {
+    return llvm::any_of(op->getUsers(), [](Operation *user) {
+      auto exit = dyn_cast<PutExitOp>(user);
+      return exit && !exit.getCopies().empty();
+    });
+  }
+
+  /// Each channel up to its most stages, one more at a time while the
+  /// kernel's shared memory holds them: the rings filled by copies first,
+  /// then the smallest rings (the memory buys the most stages).
   LogicalResult fitStages(KernelOp kernel, ArrayRef<ChannelOp> all) {
-    SmallVector<ChannelOp> channels(all);
+    SmallVector<std::pair<ChannelOp, int64_t>> channels;
+    for (ChannelOp op : all)
+      channels.push_back({op, mostStages(op)});
     auto withStages = [](ChannelOp op, int64_t n) {
       ChannelType type = op.getType();
       return ChannelType::get(type.getContext(), type.getBuffers(), n);
     };
     auto fits = [&] {
       SmallVector<SmemTileType> rings;
-      for (ChannelOp op : channels)
+      for (auto [op, most] : channels)
         llvm::append_range(rings, op.getType().getRingTiles());
       return planSharedMemory(kernel, rings).bytes <= hopper::kSharedBytesPerCTA;
     };
-    for (ChannelOp op : channels)
+    for (auto [op, most] : channels)
       op.getResult().setType(withStages(op, 1));
-    llvm::stable_sort(channels, [](ChannelOp a, ChannelOp b) {
-      return a.getType().getRingBytes().value_or(0) < b.getType().getRingBytes().value_or(0);
+    llvm::stable_sort(channels, [](auto a, auto b) {
+      bool ca = filledByCopies(a.first), cb = filledByCopies(b.first);
+      if (ca != cb)
+        return ca;
+      return a.first.getType().getRingBytes().value_or(0) <
+             b.first.getType().getRingBytes().value_or(0);
     });
     if (!fits())
       return kernel.emitError("tile-lower-channels: the kernel's channels do not fit the "
                               "shared memory with one stage each");
-    for (int64_t n = 2; n <= stages; ++n)
-      for (ChannelOp op : channels) {
-        if (op.getType().getStages() != n - 1)
+    int64_t most = 1;
+    for (auto [op, n] : channels)
+      most = std::max(most, n);
+    for (int64_t n = 2; n <= most; ++n)
+      for (auto [op, limit] : channels) {
+        if (limit < n || op.getType().getStages() != n - 1)
           continue; // full already
         op.getResult().setType(withStages(op, n));
         if (!fits())
@@ -411,7 +442,7 @@ struct TileLowerChannelsPass
       return signalPassFailure();
     SmallVector<ChannelOp> channels;
     kernel.walk([&](ChannelOp op) { channels.push_back(op); });
-    if (stages > 0 && failed(fitStages(kernel, channels)))
+    if (!channels.empty() && failed(fitStages(kernel, channels)))
       return signalPassFailure();
     for (ChannelOp op : channels)
       if (failed(lowerChannel(op)))

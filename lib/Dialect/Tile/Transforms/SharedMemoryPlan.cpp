@@ -43,11 +43,17 @@ SharedMemoryPlan sparse_mla::tile::planSharedMemory(
       plan.tiles.push_back({tile.alloc, plan.bytes});
     plan.bytes += getSharedAllocBytes(tile.type);
   }
+  // One scratch region per warpgroup, as large as the largest op's: every
+  // op that exchanges values through it starts with a barrier of its
+  // warpgroup, so it writes only once the warpgroup has read what the op
+  // before it wrote.
   kernel.walk([&](ScratchOpInterface op) {
     if (int64_t bytes = op.getScratchBytes()) {
-      plan.scratch.push_back({op, plan.bytes});
-      plan.bytes += llvm::alignTo(bytes * kernel.getWarpgroups(), hopper::kAccessBytes);
+      plan.scratch.push_back(op);
+      plan.scratchStride = std::max(plan.scratchStride, bytes);
     }
   });
+  plan.scratchOffset = plan.bytes;
+  plan.bytes += llvm::alignTo(plan.scratchStride * kernel.getWarpgroups(), hopper::kAccessBytes);
   return plan;
 }

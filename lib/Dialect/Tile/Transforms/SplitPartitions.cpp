@@ -228,8 +228,9 @@ static void addTied(Operation *op, unsigned i, Add &&add) {
 /// rows or columns: the slice of A's rows (B's columns) that computes them,
 /// and the narrower type on every value that carries the result (the
 /// accumulator and its splat, loop arguments and results, branch results,
-/// elementwise maps). Where the share is stored, the store starts at s0: a
-/// transposed row store of rows (they are dq's columns), a row scatter of
+/// elementwise maps, broadcasts of a vector along the shared dimension).
+/// Where the share is stored, the store starts at s0: a transposed row
+/// store of rows (they are dq's columns), a row scatter of
 /// columns.
 static LogicalResult narrowShare(GemmOp gemm, unsigned p, unsigned dim) {
   StringLiteral attr = dim == 0 ? kPartitionRowsAttr : kPartitionColsAttr;
@@ -285,10 +286,14 @@ static LogicalResult narrowShare(GemmOp gemm, unsigned p, unsigned dim) {
       } else if (auto map = dyn_cast<MapOp>(def)) {
         for (Value x : map->getOperands())
           add(x);
+      } else if (auto bcast = dyn_cast<BroadcastOp>(def);
+                 bcast && bcast.getDim() == static_cast<int64_t>(dim)) {
+        // The same vector in every row (column) of the share: its source
+        // is whole in each partition.
       } else if (def != gemm.getOperation() && !isa<SplatOp>(def)) {
         return def->emitOpError("computes ") << what << " that a tile.gemm shares between "
-                                                "partitions; only splats, maps, loops and "
-                                                "branches may carry them";
+                                                "partitions; only splats, broadcasts along "
+                                             << what << ", maps, loops and branches may carry them";
       }
     }
     for (OpOperand &use : v.getUses()) {
@@ -435,7 +440,7 @@ struct TileSplitPartitionsPass
       }
       IRRewriter rewriter(ws);
       auto split = WarpSpecializeOp::create(rewriter, ws.getLoc(), ws.getWarpgroupsAttr(),
-                                            ws.getRegistersAttr(), n);
+                                            ws.getRegistersAttr(), ws.getStagesAttr(), n);
       for (unsigned p = 0; p < n; ++p)
         if (failed(clonePartition(a, p, split.getPartitions()[p], rewriter)))
           return signalPassFailure();

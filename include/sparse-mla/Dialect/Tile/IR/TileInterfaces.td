@@ -14,24 +14,29 @@ def Tile_ScratchOpInterface : OpInterface<"ScratchOpInterface"> {
   let cppNamespace = "::sparse_mla::tile";
   let description = [{
     An op whose lowering exchanges values between warps through shared
-    memory of its own. `tile-allocate-shared` reserves `getScratchBytes()`
-    for it (once layouts are assigned) and records the byte offset as the
-    op's `scratch` attribute.
+    memory of its own. `tile-allocate-shared` gives each warpgroup a region
+    as large as the largest op's `getScratchBytes()` (once layouts are
+    assigned; every such op begins with a barrier of its warpgroup, so ops
+    share the region) and records the first region's byte offset and the
+    regions' stride as the op's `scratch` attribute, [offset, stride].
   }];
   let methods = [
     InterfaceMethod<"Bytes of shared scratch the lowering needs (0: none); "
                     "register tiles must have their layouts.",
                     "int64_t", "getScratchBytes">,
-    InterfaceMethod<"The byte offset of the scratch, once allocated.",
-                    "std::optional<int64_t>", "getScratchOffset", (ins), [{}], [{
-      if (auto a = $_op->template getAttrOfType<::mlir::IntegerAttr>("scratch"))
-        return a.getInt();
-      return std::nullopt;
+    InterfaceMethod<"The byte offset of warpgroup 0's scratch and the "
+                    "stride of the warpgroups' regions, once allocated.",
+                    "std::optional<std::pair<int64_t, int64_t>>", "getScratchPlace", (ins), [{}], [{
+      auto a = $_op->template getAttrOfType<::mlir::DenseI64ArrayAttr>("scratch");
+      if (!a || a.size() != 2)
+        return std::nullopt;
+      return std::make_pair(a[0], a[1]);
     }]>,
-    InterfaceMethod<"Records the byte offset of the scratch.",
-                    "void", "setScratchOffset", (ins "int64_t":$offset), [{}], [{
+    InterfaceMethod<"Records the byte offset of warpgroup 0's scratch and "
+                    "the stride of the warpgroups' regions.",
+                    "void", "setScratchPlace", (ins "int64_t":$offset, "int64_t":$stride), [{}], [{
       ::mlir::Builder b($_op->getContext());
-      $_op->setAttr("scratch", b.getI64IntegerAttr(offset));
+      $_op->setAttr("scratch", b.getDenseI64ArrayAttr({offset, stride}));
     }]>,
   ];
 }

@@ -781,6 +781,11 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
     whose sum over the CTA fits the register file. `tile.warpgroup_id`
     stays the warpgroup's index in the CTA.
 
+    `stages(n)` lets tile-lower-channels give each of its channels up to n
+    slots, as shared memory allows (the channels filled by copies first:
+    their depth hides the copies' latency); without it, one slot each
+    unless the pass is told otherwise.
+
     Inside, ops that need the whole CTA (`tile.barrier` without
     `warpgroups`, CTA-wide `tile.gather_rows`, `tile.wait`) are not
     allowed; `tile.any` and split chains (tile-split-d) work over the
@@ -814,7 +819,8 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [NoTerminator,
     ```
   }];
   let arguments = (ins OptionalAttr<DenseI64ArrayAttr>:$warpgroups,
-                       DenseI64ArrayAttr:$registers);
+                       DenseI64ArrayAttr:$registers,
+                       OptionalAttr<I64Attr>:$stages);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$partitions);
   // Hand-written: each region belongs to the op state as soon as it is
   // parsed, so a parse error in a later one frees nothing the parser still

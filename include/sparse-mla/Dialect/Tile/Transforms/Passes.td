@@ -175,14 +175,17 @@ def TileLowerChannelsPass : Pass<"tile-lower-channels", "::sparse_mla::tile::Ker
     `tile.get_exit` arrives at free[s]. Run it after tile-split-partitions
     and tile-split-d: the passes after it see buffers and mbarriers.
 
-    With `stages` > 0, each channel first gets up to that many stages, one
-    more at a time while the kernel's shared memory holds them, the
-    smallest rings first (the memory buys the most stages), so one value
-    suits variants of any size.
+    Each channel first gets up to its most stages (`stages` > 0, or else
+    its tile.warp_specialize's `stages(n)`, or else as typed), one more at
+    a time while the kernel's shared memory holds them: the rings that
+    copies fill first (their depth hides the copies' latency), then the
+    smallest (the memory buys the most stages), so one value suits
+    variants of any size.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "Most stages of every channel, as the shared memory allows (0: as typed)">
+           "Most stages of every channel, as the shared memory allows (0: the "
+           "tile.warp_specialize's stages(n), or as typed)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }

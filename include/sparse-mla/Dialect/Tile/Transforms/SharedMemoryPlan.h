@@ -18,8 +18,10 @@ namespace sparse_mla::tile {
 struct SharedMemoryPlan {
   /// The offset of each tile.alloc of the kernel.
   llvm::SmallVector<std::pair<AllocOp, int64_t>> tiles;
-  /// The offset of each op's scratch (one region per warpgroup after it).
-  llvm::SmallVector<std::pair<ScratchOpInterface, int64_t>> scratch;
+  /// The ops that exchange values through scratch: they share one region
+  /// per warpgroup, at scratchOffset + w * scratchStride.
+  llvm::SmallVector<ScratchOpInterface> scratch;
+  int64_t scratchOffset = 0, scratchStride = 0;
   /// Bytes of shared memory the kernel needs.
   int64_t bytes = 0;
 };
