@@ -753,7 +753,7 @@ def test_the_forward_launches_the_union_builder_and_its_own_kernel(monkeypatch):
                                  stats=stats, token_tile=4)
     assert [n for n, _, _ in launches][0].startswith("sparse_mla_union_")
     name, grid, main = launches[1]
-    assert name == "sparse_mla_fwd_d512_dh256_dqk576_hp64_hw32" and stats["tile_tokens"] == 4
+    assert name == "sparse_mla_fwd_d512_dqk576_hp64_hw32" and stats["tile_tokens"] == 4
     assert grid == (2, 1, 1)                       # 8 tokens in tiles of 4, one head block
     assert main["sink"] == (0, (0,), (0,)) and main["bits"][1] == main["keys"][1]
     assert main["o"][1:] == ((8 * 16, 512), (512, 1)) and main["lse"][1] == (8, 16)
@@ -766,7 +766,7 @@ def test_the_forward_launches_the_union_builder_and_its_own_kernel(monkeypatch):
     launches = recorded_launches(monkeypatch, *args, call=sparse_mla.sparse_mla_fwd,
                                  token_tile=1, attn_sink=sink, lse_base2=False)
     [(name, grid, main)] = launches
-    assert name == "sparse_mla_fwd_d512_dh256_dqk576_hp64_hw32" and grid == (8, 1, 1)
+    assert name == "sparse_mla_fwd_d512_dqk576_hp64_hw32" and grid == (8, 1, 1)
     assert main["bits"] == ABSENT and main["counts"] == ABSENT
     assert main["sink"][0] == sink.data_ptr() and main["keys"][1] == (8, 8)
     assert abs(main["lse_scale"] - 0.6931471805599453) < 1e-7
