@@ -226,3 +226,47 @@ tile.kernel @only_the_producer_gets(%kv: memref<?x?xbf16>, %n: index) warpgroups
   }, {
   }
 }
+
+// -----
+
+// stages(2) on tile.warp_specialize: each of its channels up to two stages
+// while the shared memory holds them, the ring that copies fill first (its
+// depth hides their latency): K's 72 KB ring gets its second stage, and
+// then the 8 KB one has no room for its own (72 KB x 3 + 8 KB x 2 > 227
+// KB).
+// CHECK-LABEL: tile.kernel @copies_first
+// CHECK-DAG:   tile.alloc : !tile.smem<2x64x576xbf16>
+// CHECK-DAG:   tile.alloc : !tile.smem<64x64xbf16>
+// CHECK:       tile.warp_specialize registers([240, 240]) stages(2) {
+!k = !tile.smem<64x576xbf16>
+!p = !tile.smem<64x64xbf16>
+tile.kernel @copies_first(%kv: memref<?x576xbf16>, %n: index) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %q = tile.alloc : !k
+  %rows = tile.iota along 0 : !tile.reg<64xi32>
+  %a = tile.channel : !tile.channel<!k>
+  %b = tile.channel : !tile.channel<!p>
+  tile.warp_specialize registers([240, 240]) stages(2) {
+    scf.for %j = %c0 to %n step %c1 {
+      %x = tile.put_enter %a : !tile.channel<!k>
+      %t = tile.gather_rows %kv[%rows, %c0] into %x {per_warpgroup}
+          : memref<?x576xbf16>, !tile.reg<64xi32>, !k
+      tile.put_exit %a after %t : !tile.channel<!k>
+      %y = tile.put_enter %b : !tile.channel<!p>
+      %zy = tile.splat %zero : !tile.reg<64x64xf32>
+      tile.write %zy, %y : !tile.reg<64x64xf32>, !p
+      tile.put_exit %b : !tile.channel<!p>
+    }
+  }, {
+    scf.for %j = %c0 to %n step %c1 {
+      %x = tile.get_enter %a : !tile.channel<!k>
+      %rx = tile.read %x : !k -> !tile.reg<64x576xbf16>
+      tile.get_exit %a : !tile.channel<!k>
+      %y = tile.get_enter %b : !tile.channel<!p>
+      %ry = tile.read %y : !p -> !tile.reg<64x64xbf16>
+      tile.get_exit %b : !tile.channel<!p>
+    }
+  }
+}

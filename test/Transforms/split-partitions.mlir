@@ -216,6 +216,71 @@ tile.kernel @shared_rows(%n: index, %dq: memref<?x?xbf16>) warpgroups(2) {
 
 // -----
 
+// A per-column factor broadcast along the shared rows (the forward's
+// online-softmax rescale of O^T) carries each partition's share: its
+// broadcast narrows with the accumulator.
+// CHECK-LABEL: tile.kernel @broadcast_rows
+// CHECK:         %[[F0:.*]] = tile.broadcast %{{.*}} along 0 : !tile.reg<32xf32> -> !tile.reg<128x32xf32>
+// CHECK:         tile.map %{{.*}}, %[[F0]] : !tile.reg<128x32xf32>, !tile.reg<128x32xf32> -> !tile.reg<128x32xf32>
+// CHECK:       }, {
+// CHECK:         %[[F1:.*]] = tile.broadcast %{{.*}} along 0 : !tile.reg<32xf32> -> !tile.reg<64x32xf32>
+// CHECK:         tile.map %{{.*}}, %[[F1]] : !tile.reg<64x32xf32>, !tile.reg<64x32xf32> -> !tile.reg<64x32xf32>
+!k = !tile.smem<64x192xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<192x32xf32>
+tile.kernel @broadcast_rows(%n: index, %f: memref<?xf32>, %dq: memref<?x?xbf16>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  %rows = tile.iota along 0 : !tile.reg<32xi32>
+  tile.warp_specialize registers([240, 240]) {
+    %init = tile.splat %zero : !acc
+    %dq_t = scf.for %j = %c0 to %n step %c1 iter_args(%a = %init) -> (!acc) {
+      %fv = tile.load %f[%c0] : memref<?xf32> -> !tile.reg<32xf32>
+      %fb = tile.broadcast %fv along 0 : !tile.reg<32xf32> -> !acc
+      %scaled = tile.map %a, %fb : !acc, !acc -> !acc {
+      ^bb0(%x: f32, %y: f32):
+        %r = arith.mulf %x, %y : f32
+        tile.yield %r : f32
+      }
+      %next = tile.gemm %k, %ds, %scaled {transpose_a, tile.partition_rows = array<i64: 0, 128>}
+          : !k, !ds, !acc
+      scf.yield %next : !acc
+    }
+    %out = tile.map %dq_t : !acc -> !tile.reg<192x32xbf16> {
+    ^bb0(%x: f32):
+      %r = arith.truncf %x : f32 to bf16
+      tile.yield %r : bf16
+    }
+    tile.store_rows %out, %dq[%rows, %c0] {transpose}
+        : !tile.reg<192x32xbf16>, memref<?x?xbf16>, !tile.reg<32xi32>
+  }
+}
+
+// -----
+
+// A broadcast along the columns gives every row its own value: it does not
+// narrow with a share of the rows.
+!k = !tile.smem<64x128xbf16>
+!ds = !tile.smem<64x32xbf16>
+!acc = !tile.reg<128x32xf32>
+tile.kernel @broadcast_across_shared_rows(%f: memref<?xf32>) warpgroups(2) {
+  %c0 = arith.constant 0 : index
+  %k = tile.alloc : !k
+  %ds = tile.alloc : !ds
+  tile.warp_specialize registers([240, 240]) {
+    %fv = tile.load %f[%c0] : memref<?xf32> -> !tile.reg<128xf32>
+    // expected-error @+1 {{computes rows that a tile.gemm shares between partitions; only splats, broadcasts along rows, maps, loops and branches may carry them}}
+    %init = tile.broadcast %fv along 1 : !tile.reg<128xf32> -> !acc
+    %r = tile.gemm %k, %ds, %init {transpose_a, tile.partition_rows = array<i64: 0, 64>}
+        : !k, !ds, !acc
+  }
+}
+
+// -----
+
 // A GEMM whose columns the partitions share: each computes its columns of
 // the result from its slice of B, and scatters them from its first column
 // on (a constant, so that tile-split-d sees one column).

@@ -870,6 +870,13 @@ tile.kernel @k() warpgroups(2) {
   }
 }
 // -----
+tile.kernel @k() warpgroups(2) {
+  // expected-error @+1 {{gives its channels at least one stage, not 0}}
+  tile.warp_specialize registers([240, 240]) stages(0) {
+  }, {
+  }
+}
+// -----
 tile.kernel @k() warpgroups(3) {
   // expected-error @+1 {{register budgets need 68608 registers, more than the 65536 of a CTA}}
   tile.warp_specialize registers([256, 256, 24]) {
