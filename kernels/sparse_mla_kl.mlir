@@ -13,7 +13,8 @@
 // head block's row of `kl`; the caller adds the head blocks' rows (at most
 // two, H / G = 128) and divides by the heads: no atomics, so the same bits
 // on every call. Its cost is the forward's S^T GEMM and gather again,
-// without P V: about half a forward.
+// without P V; with each warpgroup reading all of K for its own heads, 0.6-0.8
+// of a forward on an H100 (bench/NOTES.md).
 
 !kv_block = !tile.smem<64x{dqk}xbf16>     // 64 gathered kv rows
 !q_cols = !tile.smem<{hp}x{dqk}xbf16>     // Q of the CTA's heads
