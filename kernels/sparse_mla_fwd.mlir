@@ -22,13 +22,15 @@
 // A column with no valid key has l = 0: o = 0 and lse = +inf. o and lse
 // are written once: no atomics, so they are the same bits on every call.
 //
-// The warpgroups split the work by role (tile.warp_specialize), so that the
-// scores of block j + 1 run on the tensor cores while O^T takes block j:
+// The warpgroups split the work by role (tile.warp_specialize), so that
+// warpgroup 0's scores of block j + 1 can run on the tensor cores while
+// warpgroup 1 adds block j to O^T:
 //   warpgroup 0 (scores): gathers K, computes S^T for all of the CTA's
 //     columns (m64n64 products: K and Q are read once), the softmax, P^T
 //     and the factors exp2(m - m'), hands them over in shared memory, and
-//     accumulates the first D/2 rows of O^T;
-//   warpgroup 1 accumulates the other rows of O^T.
+//     accumulates the first 128 rows of O^T (a quarter: its registers also
+//     hold the scores);
+//   warpgroup 1 accumulates the other 384 rows of O^T.
 // K, and P^T with the factors, go from warpgroup 0 to both on channels
 // that the compiler inserts (tile-split-partitions) and gives as many
 // slots as shared memory holds (tile-lower-channels). The shape

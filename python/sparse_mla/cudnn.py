@@ -54,6 +54,10 @@ def _stream(stream, device):
     return torch.cuda.stream(torch.cuda.ExternalStream(handle, device=device))
 
 
+# The tensors of cuDNN's call and plan, in its order.
+_TENSORS = ("q", "kv", "out", "dout", "lse", "attn_sink", "topk_idxs", "topk_length")
+
+
 def _ours(q, kv, out, dout, lse, attn_sink, topk_idxs, topk_length):
     """cuDNN's tensors as sparse_mla_bwd's (views, G = 1), after cuDNN's
     shape rules are checked."""
@@ -122,12 +126,11 @@ class SparseAttentionBackward:
     def check_support(self):
         _options(self.block_tile, self.q_cluster_mode, self.deterministic)
         args, extra = _ours(*self.samples)
-        _devices(*self.samples[:1], **dict(zip(("kv", "out", "dout", "lse", "attn_sink",
-                                                 "topk_idxs", "topk_length"), self.samples[1:])))
+        samples = dict(zip(_TENSORS, self.samples))
+        _devices(**samples)
         # cuDNN's plans take contiguous tensors (sparse_mla_bwd itself also
         # reads row views in place).
-        names = ("q", "kv", "out", "dout", "lse", "attn_sink", "topk_idxs", "topk_length")
-        for name, t in zip(names, self.samples):
+        for name, t in samples.items():
             if isinstance(t, torch.Tensor) and not t.is_contiguous():
                 raise NotImplementedError(f"SparseAttentionBackward supports contiguous {name}; "
                                           f"got shape {tuple(t.shape)} strides {t.stride()}")
@@ -169,9 +172,10 @@ def _run(q, kv, out, dout, lse, attn_sink, topk_idxs, softmax_scale, topk_length
         if workspace.device != q.device:
             raise ValueError(f"workspace must be on q's device ({q.device}), got {workspace.device}")
         need = workspace_bytes(*args, attn_sink=extra["attn_sink"], deterministic=deterministic)
-        if workspace.numel() * workspace.element_size() < need:
+        have = workspace.numel() * workspace.element_size()
+        if have < need:
             raise ValueError(f"sparse_attention_backward requires a {need}-byte workspace, got "
-                             f"{workspace.numel() * workspace.element_size()} bytes")
+                             f"{have} bytes")
     with _stream(stream, q.device):
         dq_out, dkv_out, d_sink_out = sparse_mla_bwd(
             *args, softmax_scale, is_causal=False, lse_base2=False, deterministic=deterministic,
